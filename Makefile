@@ -1,0 +1,48 @@
+# Everything runs from a local virtual environment, created on first use.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+DATA_DIR ?= ../shared/data/sst2
+
+export GRADIO_ANALYTICS_ENABLED := False
+
+.PHONY: install test lint format run bench load train evaluate clean
+
+$(STAMP): requirements.txt requirements-dev.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt -r requirements-dev.txt
+	touch $(STAMP)
+
+install: $(STAMP)
+
+## make test: lint, then the whole suite (browser tests included)
+test: install lint
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: install
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+## make run: the explorer on the bundled model, http://127.0.0.1:7860
+run: install
+	$(BIN)/python app.py
+
+## make bench: speed report (medians, ratios from the same run)
+bench: install
+	$(BIN)/python -m benchmarks.run
+
+## make train: retrain the bundled checkpoint from SST-2
+train: install
+	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model
+
+evaluate: install
+	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/glue_dev.tsv $(DATA_DIR)/sent_test.tsv
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

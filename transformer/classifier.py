@@ -1,0 +1,170 @@
+"""The sentiment classifier (tutorial section 7), Hub-ready.
+
+Shape letters: B = batch, N = sequence length, D = d_model, H = heads, L = layers, C = classes.
+
+``attention_mask`` follows the Hugging Face convention: 1 for a real token, 0 for padding.
+It is converted exactly once, in ``forward``, into the boolean "True = may attend" mask that
+attention and torch's SDPA expect.
+"""
+
+import math
+import os
+
+import safetensors.torch
+import torch
+from huggingface_hub import PyTorchModelHubMixin, constants, hf_hub_download
+from torch import nn
+
+from .encoder_block import TransformerEncoderBlock
+from .positional_encoding import PositionalEncoding
+
+
+class TransformerClassifier(
+    nn.Module,
+    PyTorchModelHubMixin,
+    library_name="pytorch",
+    pipeline_tag="text-classification",
+    license="mit",
+    tags=["transformer-attention-explorer", "sentiment-analysis"],
+):
+    """Embedding -> positional encoding -> encoder blocks -> LayerNorm -> mean pooling -> MLP head.
+
+    The tutorial's arguments and defaults come first and behave as in the tutorial. The extras:
+    ``norm_first`` (Pre-LN, default, or Post-LN), ``use_positional_encoding`` (switch it off to see
+    that attention alone ignores word order), ``pad_token_id`` and ``label_names``.
+    """
+
+    def __init__(
+        self,
+        vocab_size: int,
+        num_classes: int,
+        d_model: int = 256,
+        num_heads: int = 4,
+        num_layers: int = 3,
+        d_ff: int = 512,
+        max_len: int = 256,
+        dropout: float = 0.1,
+        norm_first: bool = True,
+        use_positional_encoding: bool = True,
+        pad_token_id: int = 0,
+        label_names: list[str] | None = None,
+    ):
+        super().__init__()
+        if label_names is not None and len(label_names) != num_classes:
+            raise ValueError(f"label_names has {len(label_names)} names for {num_classes} classes")
+        self.d_model = d_model
+        self.num_heads = num_heads
+        self.num_layers = num_layers
+        self.max_len = max_len
+        self.use_positional_encoding = use_positional_encoding
+        self.pad_token_id = pad_token_id
+        self.label_names = list(label_names) if label_names else [str(i) for i in range(num_classes)]
+        self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_token_id)
+        self.positional_encoding = PositionalEncoding(d_model, max_len, dropout)
+        self.layers = nn.ModuleList(
+            TransformerEncoderBlock(d_model, num_heads, d_ff, dropout, norm_first) for _ in range(num_layers)
+        )
+        self.norm = nn.LayerNorm(d_model)
+        self.classifier = nn.Sequential(
+            nn.Linear(d_model, d_model // 2),
+            nn.GELU(),
+            nn.Dropout(dropout),
+            nn.Linear(d_model // 2, num_classes),
+        )
+
+    def token_embeddings(self, input_ids: torch.Tensor) -> torch.Tensor:
+        """Embedding lookup scaled by √D, as in the tutorial: (B, N) -> (B, N, D).
+
+        Attribution methods differentiate with respect to this tensor (``inputs_embeds``).
+        """
+        return self.embedding(input_ids) * math.sqrt(self.d_model)
+
+    def forward(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        output_attentions=False,
+        *,
+        inputs_embeds=None,
+        head_mask=None,
+        positional_encoding=None,
+    ):
+        """Classify token sequences.
+
+        Args:
+            input_ids: token ids (may be None when ``inputs_embeds`` is given).
+            attention_mask: 1 for a real token, 0 for padding; None means no padding. Padded keys
+                get exactly zero attention and padded positions are left out of the mean pooling.
+            output_attentions: also return the attention weights of every layer.
+            inputs_embeds: precomputed ``token_embeddings(input_ids)``, for gradient attributions.
+            head_mask: 1 keeps a head, 0 knocks it out; one mask for the batch or one per row.
+            positional_encoding: override ``use_positional_encoding`` for this call.
+
+        Shape:
+            input_ids, attention_mask: (B, N); inputs_embeds: (B, N, D); head_mask: (L, H) or (B, L, H).
+
+        Returns:
+            logits (B, C); with ``output_attentions``, ``(logits, attentions)`` where ``attentions``
+            is a tuple of L tensors of shape (B, H, N, N), the format of Hugging Face and bertviz.
+        """
+        x = self.token_embeddings(input_ids) if inputs_embeds is None else inputs_embeds  # (B, N, D)
+        use_pe = self.use_positional_encoding if positional_encoding is None else positional_encoding
+        x = self.positional_encoding(x) if use_pe else self.positional_encoding.dropout(x)
+
+        mask = None
+        if attention_mask is not None:
+            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N): True = may attend
+        attentions = []
+        for i, layer in enumerate(self.layers):
+            layer_head_mask = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
+            x, weights = layer(x, mask, output_attentions, layer_head_mask)
+            attentions.append(weights)
+        x = self.norm(x)
+
+        if attention_mask is None:
+            pooled = x.mean(dim=1)  # (B, D)
+        else:
+            keep = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, N, 1)
+            pooled = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)  # (B, D)
+        logits = self.classifier(pooled)  # (B, C)
+        return (logits, tuple(attentions)) if output_attentions else logits
+
+    @classmethod
+    def _from_pretrained(
+        cls,
+        *,
+        model_id: str,
+        revision,
+        cache_dir,
+        force_download: bool,
+        local_files_only: bool,
+        token,
+        map_location: str = "cpu",
+        strict: bool = True,
+        **model_kwargs,
+    ):
+        """Load ``model.safetensors`` strictly; unlike the mixin's default, never fall back to pickle."""
+        model = cls(**model_kwargs)
+        if os.path.isdir(model_id):
+            weights_file = os.path.join(model_id, constants.SAFETENSORS_SINGLE_FILE)
+            if not os.path.isfile(weights_file):
+                raise FileNotFoundError(f"{model_id}: no {constants.SAFETENSORS_SINGLE_FILE} in this folder")
+        else:
+            weights_file = hf_hub_download(
+                repo_id=model_id,
+                filename=constants.SAFETENSORS_SINGLE_FILE,
+                revision=revision,
+                cache_dir=cache_dir,
+                force_download=force_download,
+                token=token,
+                local_files_only=local_files_only,
+            )
+        try:
+            state_dict = safetensors.torch.load_file(weights_file, device=str(map_location))
+        except Exception as error:  # safetensors raises its own error types for corrupt files
+            raise ValueError(f"{model_id}: {constants.SAFETENSORS_SINGLE_FILE} is not a readable safetensors file ({error})") from None
+        try:
+            model.load_state_dict(state_dict, strict=strict)
+        except RuntimeError as error:
+            raise ValueError(f"{model_id}: the weights do not match config.json: {error}") from None
+        return model.to(map_location)
