@@ -162,9 +162,26 @@ class TransformerClassifier(
         try:
             state_dict = safetensors.torch.load_file(weights_file, device=str(map_location))
         except Exception as error:  # safetensors raises its own error types for corrupt files
-            raise ValueError(f"{model_id}: {constants.SAFETENSORS_SINGLE_FILE} is not a readable safetensors file ({error})") from None
-        try:
-            model.load_state_dict(state_dict, strict=strict)
-        except RuntimeError as error:
-            raise ValueError(f"{model_id}: the weights do not match config.json: {error}") from None
+            raise ValueError(f"{model_id}: model.safetensors is not a readable safetensors file ({error})") from None
+        problems = weight_mismatches(model.state_dict(), state_dict, strict)
+        if problems:
+            raise ValueError(f"{model_id}: the weights do not match config.json: {problems}")
+        model.load_state_dict(state_dict, strict=strict)
         return model.to(map_location)
+
+
+def weight_mismatches(expected: dict, found: dict, strict: bool = True) -> str:
+    """Describe, in one short line, how a checkpoint's tensors differ from the model's ('' if they fit)."""
+    shapes = [k for k in expected.keys() & found.keys() if expected[k].shape != found[k].shape]
+    missing = sorted(expected.keys() - found.keys()) if strict else []
+    unexpected = sorted(found.keys() - expected.keys()) if strict else []
+    parts = []
+    if shapes:
+        k = sorted(shapes)[0]
+        example = f"{k} is {tuple(found[k].shape)} in the file, {tuple(expected[k].shape)} in the model"
+        parts.append(f"{len(shapes)} tensors have other shapes (e.g. {example})")
+    if missing:
+        parts.append(f"missing: {', '.join(missing[:5])}{' …' if len(missing) > 5 else ''}")
+    if unexpected:
+        parts.append(f"unexpected: {', '.join(unexpected[:5])}{' …' if len(unexpected) > 5 else ''}")
+    return "; ".join(parts)

@@ -1,0 +1,1 @@
+"""Speed benchmarks; run them all with `make bench` (python -m benchmarks.run)."""

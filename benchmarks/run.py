@@ -1,0 +1,15 @@
+"""Every benchmark in one report: `make bench`."""
+
+from . import model_forward
+
+SECTIONS = [("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run)]
+
+
+def main() -> None:
+    for title, run in SECTIONS:
+        print(f"\n## {title}")
+        print("\n".join(run()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
