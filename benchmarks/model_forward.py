@@ -54,9 +54,8 @@ def run(rounds: int = 30) -> list[str]:
                 rounds=rounds,
             )
         cap, plain, ref = (median_ms(times[k]) for k in ("capture", "plain", "fused"))
-        lines.append(
-            f"{f'{batch} x {tokens}':>15} {cap:>11.2f} {plain:>14.2f} {ref:>9.2f} {cap / ref:>13.2f}x {plain / ref:>16.2f}x"
-        )
+        shape = f"{batch} x {tokens}"
+        lines.append(f"{shape:>15} {cap:>11.2f} {plain:>14.2f} {ref:>9.2f} {cap / ref:>13.2f}x {plain / ref:>16.2f}x")
     lines.append("targets: no capture <= 1.1x fused, capture <= 1.5x fused")
     return lines
 

@@ -85,7 +85,7 @@ class MultiHeadAttention(nn.Module):
             p = self.dropout.p if self.training else 0.0
             heads, weights = F.scaled_dot_product_attention(Q, K, V, attn_mask=mask, dropout_p=p), None
         if head_mask is not None:
-            heads = heads * head_mask.to(heads.dtype).reshape(-1, self.num_heads, 1, 1)  # (B or 1, H, 1, 1)
+            heads = heads * head_mask.to(heads).reshape(-1, self.num_heads, 1, 1)  # (B or 1, H, 1, 1)
         B, _, N, _ = heads.shape
         merged = heads.transpose(1, 2).reshape(B, N, self.d_model)  # (B, N, D)
         return self.W_o(merged), weights

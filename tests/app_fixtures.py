@@ -1,0 +1,102 @@
+"""Shared helpers for the explorer's tests: a tiny model folder, the app on it, a server on a free port.
+
+Import them explicitly (``from app_fixtures import ...``). Tests stay offline: the tiny model is a
+local folder, and Gradio analytics and Hub access are switched off here, before either library is
+imported.
+"""
+
+import contextlib
+import importlib
+import json
+import os
+import socket
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+os.environ["HF_HUB_OFFLINE"] = "1"
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))  # `transformer` and `app` import however pytest was started
+
+import torch  # noqa: E402
+from tokenizers import Tokenizer  # noqa: E402
+
+from transformer import TransformerClassifier  # noqa: E402
+from transformer.tokenizer import train_tokenizer  # noqa: E402
+
+TINY_MAX_LEN = 32
+LABELS = ["negative", "positive"]
+MARKUP = '<b>bold</b> <script>window.__x=1</script> <a href="https://example.com">link</a>'
+CORPUS = [
+    "a charming and often affecting journey .",
+    "the movie is n't funny , and it does n't try hard enough",
+    "a wonderful film that i did n't like , the acting was dull",
+    MARKUP,
+    "שלום world 😀 漢字 — café",
+]
+
+
+def build_tokenizer() -> Tokenizer:
+    """The project's WordPiece tokenizer trained on ``CORPUS``: it knows markup characters and a few scripts."""
+    return train_tokenizer(CORPUS * 3, vocab_size=200)
+
+
+def build_model(tokenizer: Tokenizer, max_len: int = TINY_MAX_LEN) -> TransformerClassifier:
+    """A seeded, untrained two-layer, two-head classifier for ``tokenizer``, built in milliseconds."""
+    torch.manual_seed(0)
+    return TransformerClassifier(
+        vocab_size=tokenizer.get_vocab_size(),
+        num_classes=2,
+        d_model=16,
+        num_heads=2,
+        num_layers=2,
+        d_ff=32,
+        max_len=max_len,
+        dropout=0.0,
+        label_names=LABELS,
+    ).eval()
+
+
+def write_model_dir(directory: Path) -> Path:
+    """Save a tiny model, its tokenizer and metrics as a folder ``load_model`` accepts."""
+    tokenizer = build_tokenizer()
+    build_model(tokenizer).save_pretrained(directory)
+    tokenizer.save(str(directory / "tokenizer.json"))
+    (directory / "metrics.json").write_text(json.dumps({"dev_accuracy": 0.5, "test_accuracy": 0.5}))
+    return directory
+
+
+def import_app(model_dir: Path):
+    """Import ``app`` on the tiny model; later calls reuse the module.
+
+    ``MODEL_ID`` stays set for the session, because ``app.get_model`` reads it again whenever its cache is
+    cleared. The torch thread count that importing ``app`` lowers is put back for the other tests.
+    """
+    os.environ["MODEL_ID"] = str(model_dir)
+    os.environ.pop("MODEL_REVISION", None)
+    if "app" in sys.modules:
+        return sys.modules["app"]
+    threads = torch.get_num_threads()
+    try:
+        return importlib.import_module("app")
+    finally:
+        torch.set_num_threads(threads)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serving(demo) -> Iterator[str]:
+    """Launch ``demo`` in this process on a free port; yield its URL; always close it."""
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+    try:
+        yield demo.local_url
+    finally:
+        demo.close()

@@ -1,0 +1,167 @@
+"""Reading one sentence: one tokenization, one model call, truncation with a notice, plain payloads."""
+
+import json
+import types
+
+import numpy as np
+import pytest
+import torch
+from app_fixtures import MARKUP, TINY_MAX_LEN, build_model, build_tokenizer
+
+from transformer import analysis, sinusoidal_table
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer):
+    return build_model(tokenizer)
+
+
+@pytest.fixture
+def forward_calls(model):
+    """How many times the model's forward pass has run since the test started."""
+    calls = []
+    handle = model.register_forward_hook(lambda *_: calls.append(1))
+    yield calls
+    handle.remove()
+
+
+def long_text(tokens: int) -> str:
+    return " ".join(["wonderful", "film"] * (tokens // 2))
+
+
+def test_analyze_reads_the_sentence_in_one_forward_pass(model, tokenizer, forward_calls):
+    text = "A wonderful film, the acting was dull"
+    result = analysis.analyze(model, tokenizer, text)
+    assert len(forward_calls) == 1
+    assert result.tokens == ["a", "wonderful", "film", ",", "the", "acting", "was", "dull"]
+    assert result.token_ids == tokenizer.encode(text).ids
+    n = len(result.tokens)
+    assert result.attentions.shape == (2, 2, n, n) and result.attentions.dtype == np.float32
+    np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, atol=1e-5)
+    assert result.text == text and not result.truncated and result.notice is None
+    assert sum(result.probabilities) == pytest.approx(1.0)
+    with torch.inference_mode():
+        expected = model(torch.tensor([result.token_ids])).softmax(-1)[0].tolist()
+    assert result.probabilities == pytest.approx(expected, abs=1e-6)
+    assert list(result.prediction) == ["negative", "positive"]
+
+
+def test_offsets_point_into_the_typed_text(model, tokenizer):
+    text = "The FILM isn't   dull"
+    result = analysis.analyze(model, tokenizer, text)
+    pieces = [text[start:end] for start, end in result.offsets]
+    assert pieces == ["The", "FILM", "is", "n't", "dull"]
+    assert result.tokens == ["the", "film", "is", "n't", "dull"]
+
+
+def test_token_spans_cover_the_typed_text_exactly_once(model, tokenizer):
+    text = "  The FILM isn't [UNK]-ish 😀 漢字  "
+    spans = analysis.token_spans(analysis.analyze(model, tokenizer, text))
+    assert "".join(piece for piece, _ in spans) == text
+    categories = [category for _, category in spans if category is not None]
+    assert categories[:3] == ["0", "1", "2"]  # the typed "The" is the token "the": only its position
+    assert spans[0] == ("  ", None) and spans[-1] == ("  ", None)
+
+
+def test_long_text_is_truncated_with_a_notice(model, tokenizer, forward_calls):
+    text = long_text(TINY_MAX_LEN + 10)
+    result = analysis.analyze(model, tokenizer, text)
+    assert len(result.tokens) == TINY_MAX_LEN and result.total_tokens == TINY_MAX_LEN + 10
+    assert result.truncated
+    assert f"{TINY_MAX_LEN + 10} tokens" in result.notice and f"at most {TINY_MAX_LEN}" in result.notice
+    assert result.attentions.shape[-1] == TINY_MAX_LEN
+    assert len(forward_calls) == 1
+    spans = analysis.token_spans(result)
+    assert "".join(piece for piece, _ in spans) == text
+    assert spans[-1][1] is None and len(spans[-1][0]) == len(text) - result.offsets[-1][1]  # the unread rest
+
+
+def test_exactly_max_len_tokens_is_not_truncated(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, long_text(TINY_MAX_LEN))
+    assert len(result.tokens) == TINY_MAX_LEN and not result.truncated and result.notice is None
+
+
+@pytest.mark.parametrize("text", ["", "   ", "\n\t ", None])
+def test_blank_text_asks_for_a_sentence(model, tokenizer, text, forward_calls):
+    with pytest.raises(analysis.EmptyInputError, match="Type a sentence"):
+        analysis.analyze(model, tokenizer, text)
+    assert not forward_calls
+
+
+def test_text_with_no_token_is_an_empty_input(model, tokenizer):
+    with pytest.raises(analysis.EmptyInputError, match="no token"):
+        analysis.analyze(model, tokenizer, "\u0301\u0301")  # combining accents: the normaliser strips them all
+
+
+def test_oversized_text_is_refused_before_tokenizing(model, tokenizer, forward_calls):
+    analysis.analyze(model, tokenizer, "a" * analysis.MAX_INPUT_CHARS)  # the cap itself is fine
+    forward_calls.clear()
+    with pytest.raises(analysis.InputTooLongError, match="10,000"):
+        analysis.analyze(model, tokenizer, "a" * (analysis.MAX_INPUT_CHARS + 1))
+    assert not forward_calls
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "great 😀🎬👍🏽",
+        "שלום world",
+        "漢字 and かな",
+        "tab\there\x00nul\x1bescape\u200bzero-width",
+        MARKUP,
+        "e\u0301\u0301",
+    ],
+)
+def test_any_unicode_is_read(model, tokenizer, text):
+    result = analysis.analyze(model, tokenizer, text)
+    assert result.tokens
+    assert "".join(piece for piece, _ in analysis.token_spans(result)) == text
+    json.dumps(analysis.attention_payload(result))
+
+
+def test_attention_matrix_picks_a_head_or_averages_them(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, "a wonderful film")
+    np.testing.assert_array_equal(analysis.attention_matrix(result, 1, 0), result.attentions[1, 0])
+    np.testing.assert_allclose(analysis.attention_matrix(result, 1), result.attentions[1].mean(axis=0))
+
+
+def test_attention_payload_is_json_with_rows_that_sum_to_one(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, "the film , the film , the acting")
+    payload = json.loads(json.dumps(analysis.attention_payload(result)))
+    assert payload["tokens"] == result.tokens and payload["truncated"] is False
+    attentions = np.array(payload["attentions"])
+    n = len(result.tokens)
+    assert attentions.shape == (2, 2, n, n)  # [layer][head][query][key]
+    np.testing.assert_allclose(attentions.sum(axis=-1), 1.0, atol=n * 10**-analysis.PAYLOAD_DECIMALS)
+    np.testing.assert_array_equal(attentions, np.round(attentions, analysis.PAYLOAD_DECIMALS))
+
+
+def test_label_payload_ranks_the_classes(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, "a wonderful film")
+    payload = analysis.label_payload(result)
+    best = max(result.prediction, key=result.prediction.get)
+    assert payload["label"] == best == payload["confidences"][0]["label"]
+    assert {entry["label"] for entry in payload["confidences"]} == {"negative", "positive"}
+    assert sum(entry["confidence"] for entry in payload["confidences"]) == pytest.approx(1.0, abs=1e-3)
+
+
+def test_positional_table_is_the_models_own(model):
+    table = analysis.positional_table(model)
+    np.testing.assert_allclose(table, sinusoidal_table(model.max_len, model.d_model).numpy())
+
+
+def test_model_status_names_the_model_and_escapes_the_note(model, tmp_path):
+    loaded = types.SimpleNamespace(
+        model=model, source=str(tmp_path), revision=None, device="cpu", metrics={"dev_accuracy": 0.8412}
+    )
+    status = analysis.model_status(loaded, note="Could not load <b>x</b>")
+    parameters = sum(p.numel() for p in model.parameters())
+    for part in (str(tmp_path), "local folder", "cpu", f"{parameters:,} parameters", "84.1%", "&lt;b&gt;x"):
+        assert part in status
+    hub = types.SimpleNamespace(model=model, source="someone/sentiment", revision=None, device="cuda:0", metrics={})
+    assert "revision main" in analysis.model_status(hub) and "dev accuracy n/a" in analysis.model_status(hub)

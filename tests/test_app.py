@@ -1,0 +1,221 @@
+"""The explorer app: its handlers called directly, then its API through gradio_client on a live server."""
+
+import os
+import subprocess
+import sys
+import time
+
+import gradio as gr
+import httpx
+import huggingface_hub
+import numpy as np
+import pytest
+from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, serving, write_model_dir
+from gradio_client import Client
+from gradio_client.exceptions import AppError
+
+from transformer import analysis
+
+SENTENCE = "a wonderful film , the acting was dull"
+
+
+@pytest.fixture(scope="module")
+def model_dir(tmp_path_factory):
+    return write_model_dir(tmp_path_factory.mktemp("app-model"))
+
+
+@pytest.fixture(scope="module")
+def app(model_dir):
+    return import_app(model_dir)
+
+
+@pytest.fixture
+def forward_calls(app):
+    """How many times the app's model has run since the test started."""
+    calls = []
+    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    yield calls
+    handle.remove()
+
+
+def heatmap_labels(figure) -> list[str]:
+    return list(figure.data[0].y)
+
+
+def test_show_text_draws_every_view_from_one_model_call(app, forward_calls):
+    result, prediction, spans, notice, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1])
+    assert len(forward_calls) == 1
+    assert isinstance(result, analysis.Analysis) and result.text == SENTENCE
+    assert set(prediction) == {"negative", "positive"} and sum(prediction.values()) == pytest.approx(1)
+    assert "".join(piece for piece, _ in spans) == SENTENCE
+    assert notice == ""
+    np.testing.assert_array_equal(heatmap.data[0].z, result.attentions[1, 0])
+    assert "Layer 2, head 1" in heatmap.layout.title.text
+    assert len(grid.data) == 4  # 2 layers x 2 heads
+    assert sum(trace.mode == "markers" for trace in curves.data) == 2
+
+
+def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_calls):
+    result = app.show_text(SENTENCE, 1, "1", [0])[0]
+    forward_calls.clear()
+    for layer in (1, 2):
+        for head in ("1", "2", app.MEAN_HEAD):
+            figure = app.show_head(result, layer, head)
+            head_index = None if head == app.MEAN_HEAD else int(head) - 1
+            np.testing.assert_allclose(figure.data[0].z, analysis.attention_matrix(result, layer - 1, head_index))
+    app.show_positions(result, [2, 3, 4])
+    assert not forward_calls
+
+
+def test_mean_head_view_is_titled_and_averaged(app):
+    result = app.show_text(SENTENCE, 1, "1", [0])[0]
+    figure = app.show_head(result, 2, app.MEAN_HEAD)
+    assert "mean of all heads" in figure.layout.title.text
+    np.testing.assert_allclose(figure.data[0].z, result.attentions[1].mean(axis=0), atol=1e-6)
+
+
+@pytest.mark.parametrize("text", ["", "   \n  "])
+def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
+    result, prediction, spans, notice, heatmap, grid, curves = app.show_text(text, 1, "1", [0])
+    assert "Type a sentence" in notice
+    assert result is prediction is spans is heatmap is grid is None
+    assert [trace.mode for trace in curves.data] == ["lines"]  # the encoding still shows, without tokens
+    assert app.show_head(None, 1, "1") is None
+    assert not forward_calls
+
+
+def test_long_text_is_truncated_with_a_visible_notice(app):
+    text = " ".join(["wonderful"] * (TINY_MAX_LEN + 5))
+    _, _, spans, notice, heatmap, *_ = app.show_text(text, 1, "1", [0])
+    assert f"{TINY_MAX_LEN + 5} tokens" in notice and f"at most {TINY_MAX_LEN}" in notice
+    assert len(heatmap_labels(heatmap)) == TINY_MAX_LEN
+    assert spans[-1][1] is None  # the unread rest of the text is shown, unlabelled
+
+
+def test_oversized_text_is_a_clear_error(app):
+    with pytest.raises(gr.Error, match="at most 10,000") as raised:
+        app.show_text("a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])
+    assert raised.value.print_exception is False  # no stack trace in the server log for a user's mistake
+    with pytest.raises(gr.Error, match="at most 10,000"):
+        app.predict("a" * (analysis.MAX_INPUT_CHARS + 1))
+
+
+def test_markup_is_escaped_in_every_figure_label(app):
+    text = "<b>bold</b> <script>window.__x=1</script> <a href=x>"
+    result, _, spans, _, heatmap, grid, curves = app.show_text(text, 1, "1", [0])
+    assert "<" in result.tokens  # the tokenizer kept the markup characters as tokens
+    for figure in (heatmap, grid, curves):
+        payload = figure.to_json()
+        assert "<b>" not in payload and "<script" not in payload and "<a " not in payload
+        assert "&lt;" in payload
+    assert "".join(piece for piece, _ in spans) == text  # the token view shows the typed text as it is
+
+
+def test_repeated_tokens_get_unique_labels(app):
+    _, _, _, _, heatmap, grid, _ = app.show_text("the film the film the", 1, "1", [0])
+    labels = heatmap_labels(heatmap)
+    assert len(labels) == 5 and len(set(labels)) == 5
+    assert list(grid.data[0].x) == labels
+
+
+def test_query_string_restores_text_layer_and_head(app):
+    request = gr.Request(query_params={"text": "a charming journey", "layer": "2", "head": "mean"})
+    text, layer, head, result, *_, heatmap, _grid, _curves = app.restore_view("default", 1, "1", [0], request)
+    assert (text, layer, head) == ("a charming journey", 2, "mean")
+    assert result.tokens == ["a", "charming", "journey"]
+    assert "Layer 2, mean of all heads" in heatmap.layout.title.text
+
+
+@pytest.mark.parametrize(
+    "query", [{}, {"layer": "9", "head": "7"}, {"layer": "<b>", "head": "-1"}, {"layer": "1.5", "head": ""}]
+)
+def test_missing_or_bad_query_values_keep_the_current_view(app, query):
+    text, layer, head, *_ = app.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query))
+    assert (text, layer, head) == (SENTENCE, 2, "2")
+
+
+def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, model_dir, monkeypatch):
+    monkeypatch.setenv("MODEL_ID", "nobody/no-such-model")
+    monkeypatch.setattr(app, "DEFAULT_MODEL_DIR", model_dir)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    app.get_model.cache_clear()
+    try:
+        loaded, note = app.get_model()
+    finally:
+        app.get_model.cache_clear()  # later callers reload the test model named by the restored MODEL_ID
+    assert loaded.source == str(model_dir)
+    assert "nobody/no-such-model" in note and "bundled model" in note
+    assert "bundled model" in analysis.model_status(loaded, note)
+
+
+def test_api_page_lists_only_the_two_named_endpoints(app):
+    endpoints = app.demo.get_api_info()["named_endpoints"]
+    assert set(endpoints) == {"/predict", "/attention"}
+
+
+@pytest.fixture(scope="module")
+def client(app):
+    with serving(app.demo) as url:
+        yield Client(url, verbose=False, analytics_enabled=False)
+
+
+def test_client_predict_returns_a_label_with_confidences(client):
+    result = client.predict(SENTENCE, api_name="/predict")
+    assert result["label"] in {"negative", "positive"}
+    assert result["confidences"][0]["label"] == result["label"]
+    assert sum(entry["confidence"] for entry in result["confidences"]) == pytest.approx(1, abs=1e-3)
+
+
+def test_client_attention_returns_tokens_and_nested_weights(client):
+    result = client.predict(SENTENCE, api_name="/attention")
+    n = len(result["tokens"])
+    assert result["tokens"][:2] == ["a", "wonderful"]
+    weights = np.array(result["attentions"])
+    assert weights.shape == (2, 2, n, n)  # [layer][head][query][key]
+    np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
+
+
+def test_client_gets_a_clear_error_for_oversized_input_and_the_server_keeps_working(client):
+    with pytest.raises(AppError, match="accepts at most 10,000") as raised:
+        client.predict("x" * 20_000, api_name="/predict")
+    assert "Traceback" not in str(raised.value)
+    with pytest.raises(AppError, match="Type a sentence"):
+        client.predict("   ", api_name="/attention")
+    assert client.predict(MARKUP, api_name="/attention")["tokens"][0] == "<"
+
+
+def test_client_sees_the_two_endpoints(client):
+    endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
+    assert set(endpoints) == {"/predict", "/attention"}
+
+
+def test_command_line_serves_and_explains_a_failed_share_link(model_dir):
+    port = free_port()
+    blackhole = "http://127.0.0.1:9"  # every outside request fails at once: hermetic, and no public tunnel
+    env = dict(os.environ, MODEL_ID=str(model_dir), HTTP_PROXY=blackhole, HTTPS_PROXY=blackhole)
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    process = subprocess.Popen(
+        [sys.executable, "app.py", "--host", "127.0.0.1", "--port", str(port), "--share"],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 90
+        lines = []
+        while time.monotonic() < deadline:
+            line = process.stderr.readline()
+            if not line and process.poll() is not None:
+                break
+            lines.append(line)
+            if "No public link" in line:
+                break
+        assert any("No public link" in line for line in lines), "".join(lines[-20:])
+        assert process.poll() is None  # still serving
+        response = httpx.get(f"http://127.0.0.1:{port}/", timeout=10, trust_env=False)
+        assert response.status_code == 200 and "Transformer Attention Explorer" in response.text
+    finally:
+        process.terminate()
+        process.wait(timeout=20)

@@ -1,0 +1,161 @@
+"""The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
+
+Set UPDATE_SCREENSHOT=1 to also refresh assets/screenshot.png from the bundled model.
+"""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import parse_qs, quote, urlparse
+
+import httpx
+import pytest
+from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, serving, write_model_dir
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+]
+SCREENSHOT = ROOT / "assets" / "screenshot.png"
+TIMEOUT_MS = 30_000
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+sync_api = pytest.importorskip("playwright.sync_api")
+
+
+@pytest.fixture(scope="module")
+def url(tmp_path_factory):
+    app = import_app(write_model_dir(tmp_path_factory.mktemp("browser-model")))
+    with serving(app.demo) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    context.close()
+
+
+def wait_for_heatmap_with(page, *words: str) -> None:
+    """Wait until the one-head heatmap is drawn and its labels and title carry every word."""
+    page.wait_for_function(
+        """(words) => {
+            const plot = document.querySelector('#attention-heatmap');
+            return plot?.querySelector('svg.main-svg') && words.every((word) => plot.textContent.includes(word));
+        }""",
+        arg=list(words),
+    )
+
+
+def submit(page, text: str) -> None:
+    wait_for_heatmap_with(page)  # the page-load analysis has finished, so it cannot overwrite what is typed
+    page.locator("#sentence textarea").fill(text)
+    page.locator("#analyze").click()
+
+
+def test_typed_sentence_shows_its_label_and_heatmap_and_the_head_selector_redraws(page, url):
+    page.goto(url)
+    submit(page, "a wonderful journey , the acting was dull")
+    wait_for_heatmap_with(page, "wonderful", "journey", "dull", "Layer 1, head 1")
+    page.locator("#attention-heatmap .heatmaplayer image").first.wait_for()  # plotly drew the cells
+    label = page.locator("#prediction").text_content()
+    assert ("negative" in label or "positive" in label) and "%" in label
+    tokens = page.locator("#tokens").text_content()
+    assert "wonderful" in tokens and "journey" in tokens
+
+    page.get_by_label("mean of heads").check()
+    wait_for_heatmap_with(page, "Layer 1, mean of all heads", "wonderful")
+    query = parse_qs(urlparse(page.evaluate("() => window.location.href")).query)
+    assert query["text"] == ["a wonderful journey , the acting was dull"] and query["head"] == ["mean"]
+
+
+def test_query_string_restores_its_sentence_layer_and_head(page, url):
+    text = "a charming journey , the film was dull"
+    page.goto(f"{url}?text={quote(text)}&layer=2&head=mean")
+    wait_for_heatmap_with(page, "charming", "dull", "Layer 2, mean of all heads")
+    assert page.locator("#sentence textarea").input_value() == text
+
+
+def test_copied_link_reproduces_the_view(page, url):
+    text = "the movie is n't funny"
+    page.goto(url)
+    submit(page, text)
+    wait_for_heatmap_with(page, "funny")
+    page.get_by_role("button", name="Copy link to this view").click()
+    page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('deep_link=')")
+    link = page.evaluate("() => navigator.clipboard.readText()")
+    assert parse_qs(urlparse(link).query)["text"] == [text]
+    page.goto(link)
+    wait_for_heatmap_with(page, "funny", "Layer 1, head 1")
+    assert page.locator("#sentence textarea").input_value() == text
+
+
+def test_typed_markup_is_shown_literally_and_never_becomes_page_markup(page, url):
+    page.goto(url)
+    submit(page, MARKUP)  # 39 tokens: also longer than the tiny model's 32
+    wait_for_heatmap_with(page, "<", "script", "__x", "=")
+    page.wait_for_function(f"() => document.querySelector('#notice').textContent.includes('at most {TINY_MAX_LEN}')")
+    assert page.locator("#sentence textarea").input_value() == MARKUP
+    tokens = page.locator("#tokens").text_content()
+    assert "<" in tokens and "script" in tokens and "href" in tokens
+    injected = page.evaluate(
+        """() => ({
+            x: typeof window.__x,
+            bold: [...document.querySelectorAll('b')].filter((e) => e.textContent.includes('bold')).length,
+            scripts: [...document.querySelectorAll('script')].filter((e) => e.textContent.includes('__x')).length,
+            links: document.querySelectorAll('a[href="https://example.com"]').length,
+        })"""
+    )
+    assert injected == {"x": "undefined", "bold": 0, "scripts": 0, "links": 0}
+
+
+@pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
+def test_update_screenshot_of_the_bundled_model(browser):
+    port = free_port()
+    env = {key: value for key, value in os.environ.items() if key not in ("MODEL_ID", "MODEL_REVISION")}
+    process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env)
+    try:
+        served = f"http://127.0.0.1:{port}/"
+        deadline = time.monotonic() + 120
+        while not _answers(served):
+            assert process.poll() is None and time.monotonic() < deadline, "the app did not start on the bundled model"
+            time.sleep(0.5)
+        page = browser.new_page(viewport={"width": 1280, "height": 1000})
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{served}?text={quote('Not bad at all: the plot is thin, but the cast is great.')}&layer=1&head=1")
+        wait_for_heatmap_with(page, "Layer 1, head 1")
+        page.locator("#prediction").get_by_text("%").first.wait_for()
+        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        page.close()
+    finally:
+        process.terminate()
+        process.wait(timeout=20)
+    assert SCREENSHOT.stat().st_size > 10_000
+
+
+def _answers(url: str) -> bool:
+    try:
+        return httpx.get(url, timeout=2, trust_env=False).status_code == 200
+    except httpx.HTTPError:
+        return False

@@ -1,0 +1,118 @@
+"""Gradient attributions and how far the methods agree."""
+
+import math
+
+import pytest
+import torch
+
+from transformer import TransformerClassifier
+from transformer.explain import (
+    COMPLETENESS_ATOL,
+    COMPLETENESS_RTOL,
+    DEFAULT_IG_STEPS,
+    METHODS,
+    attention_rollout,
+    average_ranks,
+    gradient_x_input,
+    integrated_gradients,
+    method_agreement,
+    pooled_attention,
+    pooled_relevance,
+    predict,
+    spearman_matrix,
+)
+
+SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12, 41, 2]])
+
+
+def tiny_model(seed=0, **overrides):
+    torch.manual_seed(seed)
+    config = dict(vocab_size=50, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=32, dropout=0.0)
+    return TransformerClassifier(**(config | overrides)).eval()
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("target", [0, 1])
+def test_integrated_gradients_completeness_at_default_steps(seed, target):
+    model = tiny_model(seed)
+    result = integrated_gradients(model, SENTENCE, target)
+    assert result.steps == DEFAULT_IG_STEPS
+    difference = result.target_logit - result.baseline_logit
+    assert result.attributions.shape == (8,)
+    assert abs(result.attributions.sum().item() - difference) <= COMPLETENESS_RTOL * abs(difference) + COMPLETENESS_ATOL
+    assert result.complete
+    assert result.completeness_error == pytest.approx(result.attributions.sum().item() - difference)
+
+
+def test_integrated_gradients_end_points_are_the_input_and_the_pad_baseline():
+    model = tiny_model()
+    result = integrated_gradients(model, SENTENCE, 1)
+    with torch.no_grad():
+        assert result.target_logit == pytest.approx(model(SENTENCE)[0, 1].item(), abs=1e-5)
+        assert result.baseline_logit == pytest.approx(model(torch.zeros_like(SENTENCE))[0, 1].item(), abs=1e-5)
+
+
+def test_pad_and_zero_baselines_agree_while_the_pad_row_is_zero():
+    model = tiny_model()
+    assert not model.embedding.weight[model.pad_token_id].any()
+    pad = integrated_gradients(model, SENTENCE, 0, baseline="pad")
+    zero = integrated_gradients(model, SENTENCE, 0, baseline="zero")
+    torch.testing.assert_close(pad.attributions, zero.attributions)
+    with torch.no_grad():
+        model.embedding.weight[model.pad_token_id] = torch.randn(16)  # a constant row would vanish in LayerNorm
+    assert integrated_gradients(model, SENTENCE, 0, baseline="pad").baseline_logit != pytest.approx(zero.baseline_logit)
+
+
+def test_too_few_steps_are_flagged():
+    # A sharply peaked integrand: one node cannot integrate it, and the result says so.
+    model = tiny_model(d_model=64, num_heads=4, d_ff=128, vocab_size=500)
+    ids = torch.randint(1, 500, (1, 25), generator=torch.Generator().manual_seed(0))
+    coarse, fine = integrated_gradients(model, ids, 1, steps=1), integrated_gradients(model, ids, 1)
+    assert not coarse.complete
+    assert fine.complete
+    assert fine.relative_completeness_error < coarse.relative_completeness_error
+
+
+def test_gradient_x_input_sums_to_the_directional_derivative():
+    # d/dt f(t·x) at t = 1 is ∇f(x)·x, the sum of the gradient × input scores.
+    model = tiny_model().double()
+    scores = gradient_x_input(model, SENTENCE, 1)
+    with torch.no_grad():
+        x = model.token_embeddings(SENTENCE)
+        h = 1e-5
+        slope = (model(inputs_embeds=(1 + h) * x)[0, 1] - model(inputs_embeds=(1 - h) * x)[0, 1]) / (2 * h)
+    assert scores.sum().item() == pytest.approx(slope.item(), rel=1e-6, abs=1e-9)
+
+
+def test_average_ranks_share_ties():
+    torch.testing.assert_close(
+        average_ranks(torch.tensor([10.0, 20.0, 20.0, 5.0, 20.0])), torch.tensor([2.0, 4.0, 4.0, 1.0, 4.0]).double()
+    )
+
+
+def test_spearman_against_a_hand_example_with_ties():
+    # Ranks (1, 2.5, 2.5, 4) and (1, 3, 2, 4): ρ = 4.5 / √(4.5 · 5) = 3 / √10.
+    rho = spearman_matrix(torch.tensor([[1.0, 2.0, 2.0, 3.0], [1.0, 3.0, 2.0, 4.0], [4.0, 2.0, 3.0, 1.0]]))
+    assert rho[0, 1].item() == pytest.approx(3 / math.sqrt(10))
+    assert rho[1, 2].item() == pytest.approx(-1.0)
+    torch.testing.assert_close(rho, rho.T)
+    torch.testing.assert_close(rho.diagonal(), torch.ones(3).double())
+
+
+def test_spearman_is_undefined_for_a_constant_row():
+    rho = spearman_matrix(torch.tensor([[1.0, 1.0, 1.0], [1.0, 2.0, 3.0]]))
+    assert rho[0].isnan().all()
+    assert rho[1, 1].item() == pytest.approx(1.0)
+
+
+def test_method_agreement_scores_each_method():
+    model = tiny_model()
+    agreement = method_agreement(model, SENTENCE, 1)
+    attentions = predict(model, SENTENCE).attentions
+    assert agreement.methods == METHODS
+    assert agreement.scores.shape == (4, 8)
+    torch.testing.assert_close(agreement.scores[0], pooled_attention(attentions))
+    torch.testing.assert_close(agreement.scores[1], pooled_relevance(attention_rollout(attentions))[-1])
+    torch.testing.assert_close(agreement.scores[2], gradient_x_input(model, SENTENCE, 1).abs())
+    torch.testing.assert_close(agreement.scores[3], integrated_gradients(model, SENTENCE, 1).attributions.abs())
+    torch.testing.assert_close(agreement.correlation, spearman_matrix(agreement.scores))

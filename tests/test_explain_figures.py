@@ -1,0 +1,121 @@
+"""Figures: user text is escaped everywhere plotly reads HTML, and repeated tokens get unique labels."""
+
+import json
+import re
+
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from transformer import TransformerClassifier
+from transformer.explain import (
+    attention_rollout,
+    compare_sentences,
+    head_importance,
+    head_scores,
+    method_agreement,
+    predict,
+    word_order_experiment,
+)
+from transformer.explain_figures import (
+    agreement_figure,
+    attribution_figure,
+    attribution_html,
+    difference_figure,
+    head_figure,
+    head_importance_figure,
+    normalised_attention_heatmap,
+    rollout_figure,
+    word_order_figure,
+)
+from transformer.figures import token_labels
+
+MARKUP = "<b>x</b>"
+ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
+TOKENS = ["the", MARKUP, "the", "1995", MARKUP, '"hi"']
+SENTENCE = torch.tensor([[5, 9, 5, 7, 9, 12]])
+
+
+def tiny_model():
+    torch.manual_seed(0)
+    config = dict(vocab_size=50, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=32, dropout=0.0)
+    return TransformerClassifier(**config).eval()
+
+
+def strings(value):
+    """Every string anywhere in a figure's JSON-ready dict."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from strings(item)
+
+
+@pytest.fixture(scope="module")
+def figures():
+    model = tiny_model()
+    attentions = predict(model, SENTENCE).attentions
+    agreement = method_agreement(model, SENTENCE, 1)
+    comparison = compare_sentences(model, SENTENCE[:, 1:], SENTENCE, TOKENS[1:], TOKENS, layer=1, head=0)
+    return {
+        "attention": normalised_attention_heatmap(attentions[0][0, 0], TOKENS, title=f"head for {MARKUP}", exclude=[0]),
+        "rollout": rollout_figure(attention_rollout(attentions), TOKENS),
+        "attribution": attribution_figure(agreement.scores, agreement.methods, TOKENS),
+        "agreement": agreement_figure(agreement),
+        "head": head_figure(head_scores(model, SENTENCE, 1, 1), TOKENS, query=1),
+        "importance": head_importance_figure(head_importance(model, SENTENCE, target=0), [MARKUP, "positive"]),
+        "word order": word_order_figure(word_order_experiment(model, SENTENCE, SENTENCE.flip(1)), [MARKUP, "positive"]),
+        "difference": difference_figure(comparison, TOKENS),
+    }
+
+
+@pytest.mark.parametrize(
+    "name", ["attention", "rollout", "attribution", "agreement", "head", "importance", "word order", "difference"]
+)
+def test_no_figure_lets_markup_through(figures, name):
+    figure = figures[name]
+    assert isinstance(figure, go.Figure)
+    texts = list(strings(figure.to_plotly_json()))
+    assert not any(MARKUP in text for text in texts)
+    if name != "agreement":  # the only figure without user text (tokens or class names)
+        assert any(ESCAPED in text for text in texts)
+    json.loads(figure.to_json())  # serialisable, NaN included
+
+
+def test_heatmap_axes_are_categories_with_unique_labels(figures):
+    figure = figures["attention"]
+    heatmap = figure.data[0]
+    assert list(heatmap.x) == list(heatmap.y) == token_labels(TOKENS)
+    assert len(set(heatmap.x)) == len(TOKENS)  # "the" and the markup token both repeat
+    assert figure.layout.xaxis.type == figure.layout.yaxis.type == "category"  # "1995" stays a token
+    assert figure.layout.title.text == f"head for {ESCAPED}"
+
+
+def test_head_figure_title_and_panels(figures):
+    figure = figures["head"]
+    assert f"query {token_labels(TOKENS)[1]}:" in figure.layout.title.text
+    assert len(figure.data) == 6  # raw, scaled, softmax with and without, entropy with and without
+    assert figure.data[0].y == pytest.approx(head_scores(tiny_model(), SENTENCE, 1, 1).raw[1].tolist())
+
+
+def test_attribution_html_escapes_and_scales():
+    html_text = attribution_html(["<script>", "good", "&"], torch.tensor([-0.5, 1.0, 0.0]))
+    assert "<script>" not in html_text
+    assert "&lt;script&gt;" in html_text and ">&amp;<" in html_text
+    assert html_text.count("<span") == 3
+    opacities = [float(x) for x in re.findall(r"rgba\([^)]*, ([0-9.]+)\)", html_text)]
+    assert opacities == [0.5, 1.0, 0.0]
+
+
+def test_difference_labels_carry_positions_in_b(figures):
+    assert list(figures["difference"].data[0].x) == token_labels(TOKENS)[1:]  # B is A with "the" in front
+
+
+def test_normalised_heatmap_colours_by_scale_and_hovers_raw_weights():
+    weights = torch.tensor([[0.9, 0.1], [0.5, 0.5]])
+    heatmap = normalised_attention_heatmap(weights, ["[CLS]", "good"], scale="row", exclude=[0]).data[0]
+    torch.testing.assert_close(torch.tensor(heatmap.z), torch.ones(2, 2))  # each row ÷ its own weight on "good"
+    assert [list(row) for row in heatmap.text] == [["0.900", "0.100"], ["0.500", "0.500"]]

@@ -1,0 +1,134 @@
+"""The explorer's figures: escaped and unique labels, the right matrices, one shared colour scale, the model's PE."""
+
+import json
+
+import numpy as np
+import pytest
+
+from transformer import figures, sinusoidal_table
+
+TOKENS = ["the", "film", "the", "<b>", "end"]
+
+
+def random_attention(*shape: int, seed: int = 0) -> np.ndarray:
+    """Row-stochastic weights of the given shape (..., N, N)."""
+    weights = np.random.default_rng(seed).random(shape).astype(np.float32)
+    return weights / weights.sum(axis=-1, keepdims=True)
+
+
+def test_token_labels_are_unique_when_tokens_repeat():
+    labels = figures.token_labels(TOKENS)
+    assert len(set(labels)) == len(TOKENS)
+    assert labels[0] != labels[2] and "the" in labels[0] and "the" in labels[2]
+
+
+@pytest.mark.parametrize(
+    "token",
+    ["<b>", "</b>", "<script>alert(1)</script>", '<a href="https://example.com">', "<br>", "&lt;", "<i>x", "<sup>2"],
+)
+def test_token_labels_escape_markup_plotly_would_interpret(token):
+    (label,) = figures.token_labels([token])
+    assert "<" not in label and ">" not in label  # no tag survives for plotly to render
+    assert "&quot;" not in label  # plotly does not decode &quot;, so quotes must stay as they are
+    assert label.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&") == f"0 {token}"
+
+
+def test_token_labels_show_control_characters_and_isolate_right_to_left_text():
+    tab, hebrew, blank = figures.token_labels(["a\tb\x00", "שלום", " "])
+    assert tab == "0 a␉b␀"
+    assert hebrew == "1 \u2068שלום\u2069"  # the position number stays on the left of the word
+    assert blank == "2 ␣"
+
+
+def test_attention_heatmap_puts_queries_on_rows_and_keys_on_columns():
+    weights = random_attention(5, 5)
+    figure = figures.attention_heatmap(TOKENS, weights, "Layer 1, head 2")
+    (trace,) = figure.data
+    np.testing.assert_array_equal(trace.z, weights)
+    assert list(trace.x) == list(trace.y) == figures.token_labels(TOKENS)
+    assert figure.layout.yaxis.autorange == "reversed"  # the first query at the top, like a matrix
+    assert figure.layout.xaxis.type == figure.layout.yaxis.type == "category"
+    for field in ("query %{y}", "key %{x}", "weight %{z"):
+        assert field in trace.hovertemplate
+    assert trace.zmin == 0
+
+
+def test_attention_heatmap_escapes_its_title_and_carries_no_typed_markup():
+    figure = figures.attention_heatmap(["<script>", "x"], random_attention(2, 2), "<i>title</i>")
+    assert figure.layout.title.text == "&lt;i&gt;title&lt;/i&gt;"
+    payload = figure.to_json()
+    assert "<script>" not in payload and "<i>" not in payload
+
+
+def test_attention_grid_has_every_head_on_one_colour_scale():
+    attentions = random_attention(3, 4, 5, 5)
+    figure = figures.attention_grid(TOKENS, attentions)
+    assert len(figure.data) == 12
+    assert {trace.coloraxis for trace in figure.data} == {"coloraxis"}
+    assert figure.layout.coloraxis.cmin == 0
+    assert figure.layout.coloraxis.cmax == pytest.approx(float(attentions.max()))
+    np.testing.assert_array_equal(figure.data[6].z, attentions[1, 2])  # row-major: layer 2, head 3
+    titles = [annotation.text for annotation in figure.layout.annotations]
+    assert titles[6] == "layer 2 · head 3"
+    assert figure.data[6].xaxis == "x7" and figure.data[6].yaxis == "y7"
+
+
+def test_attention_grid_reuses_its_skeleton_without_leaking_traces():
+    first = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5))
+    second = figures.attention_grid(TOKENS[:3], random_attention(2, 2, 3, 3, seed=1))
+    assert len(first.data) == len(second.data) == 4
+    assert list(second.data[0].x) == figures.token_labels(TOKENS[:3])
+
+
+def test_attention_grid_labels_only_the_outer_axes_and_none_for_long_inputs():
+    short = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5)).layout
+    assert short.xaxis.showticklabels is False and short.xaxis3.showticklabels is not False  # bottom row only
+    assert short.yaxis2.showticklabels is False and short.yaxis.showticklabels is not False  # first column only
+    n = figures.MAX_TICK_LABELS + 1
+    long = figures.attention_grid([f"t{i}" for i in range(n)], random_attention(2, 2, n, n)).layout
+    assert long.xaxis3.showticklabels is False and long.yaxis.showticklabels is False
+
+
+def test_attention_figures_send_matrices_as_compact_typed_arrays():
+    n = 64
+    payload = json.loads(figures.attention_grid([f"t{i}" for i in range(n)], random_attention(3, 4, n, n)).to_json())
+    assert payload["data"][0]["z"]["dtype"] == "f4"  # base64 float32, not a list of decimal strings
+    assert len(json.dumps(payload)) < 3 * 4 * n * n * 4 * 1.5  # about 4 bytes a weight, plus base64's third
+
+
+def test_positional_curves_draw_the_chosen_dimensions_and_mark_the_tokens():
+    table = sinusoidal_table(50, 16).numpy()
+    figure = figures.positional_curves(table, [0, 5], TOKENS)
+    lines = [trace for trace in figure.data if trace.mode == "lines"]
+    markers = [trace for trace in figure.data if trace.mode == "markers"]
+    assert [trace.name for trace in lines] == ["dim 0 (sin)", "dim 5 (cos)"]
+    np.testing.assert_allclose(lines[1].y, table[:, 5])
+    assert len(markers) == 2 and list(markers[1].x) == list(range(5))
+    np.testing.assert_allclose(markers[1].y, table[:5, 5])
+    assert list(markers[0].text) == figures.token_labels(TOKENS)
+    (band,) = figure.layout.shapes
+    assert (band.x0, band.x1) == (-0.5, 4.5)
+
+
+def test_positional_curves_without_a_sentence_have_no_markers():
+    figure = figures.positional_curves(sinusoidal_table(50, 16).numpy(), [1])
+    assert [trace.mode for trace in figure.data] == ["lines"]
+    assert not figure.layout.shapes
+
+
+def test_positional_heatmap_shows_the_whole_table():
+    table = sinusoidal_table(40, 8).numpy()
+    (trace,) = figures.positional_heatmap(table).data
+    np.testing.assert_array_equal(trace.z, table)
+    assert (trace.zmin, trace.zmax) == (-1, 1)
+
+
+def test_positional_similarity_depends_only_on_the_distance():
+    (trace,) = figures.positional_similarity(sinusoidal_table(40, 16).numpy()).data
+    similarity = np.asarray(trace.z)
+    assert similarity.shape == (40, 40)
+    np.testing.assert_allclose(np.diag(similarity), 1.0, atol=1e-5)
+    np.testing.assert_allclose(similarity, similarity.T, atol=1e-5)
+    for distance in (1, 3, 7):
+        band = np.diag(similarity, k=distance)
+        np.testing.assert_allclose(band, band[0], atol=1e-4)  # Toeplitz: the same for every pair this far apart

@@ -1,0 +1,204 @@
+"""Read one sentence with the classifier: the model-side logic behind every view and API endpoint.
+
+The text is tokenized once (keeping each token's character span in the typed text), cut to the
+model's ``max_len`` with a notice, and run through the model once with ``output_attentions``.
+Everything the views need is kept in an ``Analysis``, so changing layer or head redraws from it
+without another model call.
+
+Shape letters: L = layers, H = heads, N = tokens read, C = classes, D = d_model.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+MAX_INPUT_CHARS = 10_000
+PAYLOAD_DECIMALS = 4
+
+
+class InputError(ValueError):
+    """Text the explorer cannot analyse; the message is written for the person who sent it."""
+
+
+class EmptyInputError(InputError):
+    """Blank text, or text in which the tokenizer finds no token."""
+
+
+class InputTooLongError(InputError):
+    """Text over ``MAX_INPUT_CHARS`` characters."""
+
+
+@dataclass(frozen=True)
+class Analysis:
+    """What the model made of one text; plain data (lists, one float32 array), safe to keep in ``gr.State``.
+
+    Attributes:
+        text: the text as typed.
+        tokens: the N tokens the model read (after truncation).
+        token_ids: their vocabulary ids.
+        offsets: each token's (start, end) character span in ``text``.
+        total_tokens: how many tokens the whole text has; more than N when it was truncated.
+        max_len: the model's longest input.
+        label_names: the C class names.
+        probabilities: the C class probabilities.
+        attentions: every layer's and head's weights, (L, H, N, N): queries on rows, keys on columns.
+    """
+
+    text: str
+    tokens: list[str]
+    token_ids: list[int]
+    offsets: list[tuple[int, int]]
+    total_tokens: int
+    max_len: int
+    label_names: list[str]
+    probabilities: list[float]
+    attentions: np.ndarray
+
+    @property
+    def truncated(self) -> bool:
+        """True when the text had more tokens than the model reads."""
+        return self.total_tokens > len(self.tokens)
+
+    @property
+    def notice(self) -> str | None:
+        """A sentence telling the reader the text was cut, or None when it was read whole."""
+        if not self.truncated:
+            return None
+        kept_chars = self.offsets[-1][1]
+        return (
+            f"This text has {self.total_tokens} tokens but the model reads at most {self.max_len}: "
+            f"only the first {len(self.tokens)} tokens (the first {kept_chars} of {len(self.text)} characters) "
+            "were analysed."
+        )
+
+    @property
+    def prediction(self) -> dict[str, float]:
+        """Class name -> probability, the value ``gr.Label`` shows."""
+        return dict(zip(self.label_names, self.probabilities, strict=True))
+
+
+def check_text(text: str | None) -> str:
+    """Return ``text`` if it can be analysed, else raise ``EmptyInputError`` or ``InputTooLongError``."""
+    text = text or ""
+    if len(text) > MAX_INPUT_CHARS:
+        raise InputTooLongError(
+            f"The text has {len(text):,} characters; the explorer accepts at most {MAX_INPUT_CHARS:,}. "
+            "Send a shorter text."
+        )
+    if not text.strip():
+        raise EmptyInputError("Type a sentence to see how the model reads it.")
+    return text
+
+
+def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
+    """Tokenize ``text`` once, truncate it to ``model.max_len`` and run the model once.
+
+    Args:
+        model: a ``TransformerClassifier`` in eval mode.
+        tokenizer: a ``tokenizers.Tokenizer`` whose ``encode`` maps tokens back to the raw text (offsets).
+        text: the text as typed.
+
+    Raises:
+        EmptyInputError: blank text, or no token found in it.
+        InputTooLongError: more than ``MAX_INPUT_CHARS`` characters.
+    """
+    text = check_text(text)
+    encoding = tokenizer.encode(text)
+    total = len(encoding.ids)
+    if total == 0:
+        raise EmptyInputError("The tokenizer found no token in this text. Type a sentence with some words in it.")
+    n = min(total, model.max_len)
+    device = next(model.parameters()).device
+    input_ids = torch.tensor([encoding.ids[:n]], device=device)  # (1, N)
+    with torch.inference_mode():
+        logits, attentions = model(input_ids, output_attentions=True)  # (1, C), L x (1, H, N, N)
+    probabilities = logits[0].float().softmax(dim=-1)  # (C,)
+    weights = torch.cat(attentions).float()  # (L, H, N, N): the batch of one becomes the layer axis
+    return Analysis(
+        text=text,
+        tokens=list(encoding.tokens[:n]),
+        token_ids=list(encoding.ids[:n]),
+        offsets=[tuple(span) for span in encoding.offsets[:n]],
+        total_tokens=total,
+        max_len=model.max_len,
+        label_names=list(model.label_names),
+        probabilities=probabilities.tolist(),
+        attentions=weights.cpu().numpy(),
+    )
+
+
+def attention_matrix(result: Analysis, layer: int, head: int | None = None) -> np.ndarray:
+    """One layer's weights, (N, N): one head (0-based) or, with ``head=None``, the mean over heads."""
+    weights = result.attentions[layer]  # (H, N, N)
+    return weights.mean(axis=0) if head is None else weights[head]
+
+
+def token_spans(result: Analysis) -> list[tuple[str, str | None]]:
+    """The typed text cut into (piece, category) pairs for ``gr.HighlightedText``.
+
+    Every character appears exactly once, in order. A token's piece is its span of the typed text and
+    its category is its position (with the token itself when it differs from the piece, e.g. ``[UNK]``
+    or a lower-cased word); text between tokens and text cut by truncation have category None.
+    """
+    spans: list[tuple[str, str | None]] = []
+    cursor = 0
+    for position, (token, (start, end)) in enumerate(zip(result.tokens, result.offsets, strict=True)):
+        if start > cursor:
+            spans.append((result.text[cursor:start], None))
+        piece = result.text[start:end]
+        same = token.casefold() == piece.casefold()
+        spans.append((piece, str(position) if same else f"{position} {token}"))
+        cursor = max(cursor, end)
+    if cursor < len(result.text):
+        spans.append((result.text[cursor:], None))
+    return spans
+
+
+def label_payload(result: Analysis) -> dict:
+    """The ``/predict`` answer, in ``gr.Label``'s format: {"label", "confidences": [{"label", "confidence"}]}."""
+    ranked = sorted(result.prediction.items(), key=lambda item: item[1], reverse=True)
+    return {
+        "label": ranked[0][0],
+        "confidences": [{"label": name, "confidence": round(p, PAYLOAD_DECIMALS)} for name, p in ranked],
+    }
+
+
+def attention_payload(result: Analysis) -> dict:
+    """The ``/attention`` answer: tokens and weights as nested lists [layer][head][query][key], rounded."""
+    return {
+        "tokens": result.tokens,
+        "offsets": [list(span) for span in result.offsets],
+        "truncated": result.truncated,
+        # float64 before rounding: a rounded float32 prints as 0.12280000001192093 in JSON
+        "attentions": np.round(result.attentions.astype(np.float64), PAYLOAD_DECIMALS).tolist(),
+    }
+
+
+def positional_table(model: torch.nn.Module) -> np.ndarray:
+    """The model's own sinusoidal table, (max_len, D), as the model adds it to the token embeddings."""
+    return model.positional_encoding.pe[0].float().cpu().numpy()  # (1, max_len, D) -> (max_len, D)
+
+
+def model_status(loaded, note: str | None = None) -> str:
+    """One Markdown line for the page: source, revision, device, parameter count and dev accuracy.
+
+    Args:
+        loaded: a ``transformer.loading.LoadedModel``.
+        note: why the app is not on the model it was asked for, if so.
+    """
+    parameter_count = sum(p.numel() for p in loaded.model.parameters())
+    accuracy = (loaded.metrics or {}).get("dev_accuracy")
+    parts = [
+        f"**Model** {html.escape(str(loaded.source))}",
+        f"revision {html.escape(loaded.revision or ('local folder' if Path(loaded.source).is_dir() else 'main'))}",
+        f"device {html.escape(str(loaded.device))}",
+        f"{parameter_count:,} parameters",
+        "dev accuracy " + ("n/a" if accuracy is None else f"{accuracy:.1%}"),
+    ]
+    line = " · ".join(parts)
+    return line if note is None else f"{line}  \n⚠️ {html.escape(note)}"

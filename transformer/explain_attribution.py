@@ -1,0 +1,144 @@
+"""Gradient attributions for a target class: gradient × input and Integrated Gradients.
+
+Shape letters: B = batch, N = tokens, D = d_model, S = integration steps, P = S + 2 points on the path.
+
+Both differentiate the target class's logit f with respect to the √D-scaled token embeddings
+(``model.token_embeddings``, the model's ``inputs_embeds``); the positional encoding is added
+inside the model and is not attributed. A token's score is the sum over D of its embedding's
+attribution.
+"""
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from .classifier import TransformerClassifier
+from .explain_run import check_sentence
+
+DEFAULT_IG_STEPS = 32
+# Completeness holds when |sum(attributions) − (f(x) − f(baseline))| <= RTOL·|f(x) − f(baseline)| + ATOL.
+# On random models of the bundled size, 32 Gauss-Legendre nodes give errors below 0.1%, 16 about 1%.
+COMPLETENESS_RTOL = 0.05
+COMPLETENESS_ATOL = 1e-3
+
+
+@dataclass(frozen=True)
+class IntegratedGradients:
+    """Integrated Gradients for one sentence and target class.
+
+    Shape:
+        attributions: (N,). The rest are floats; ``completeness_error`` is
+        sum(attributions) − (target_logit − baseline_logit), zero for exact integration.
+    """
+
+    attributions: torch.Tensor
+    target: int
+    baseline: str
+    steps: int
+    target_logit: float
+    baseline_logit: float
+    completeness_error: float
+    relative_completeness_error: float
+    complete: bool
+
+
+def _target_gradient(model: TransformerClassifier, embeds: torch.Tensor, target: int):
+    """Target logits of a batch of embedded sentences and their gradient with respect to the embeddings.
+
+    Shape:
+        embeds: (B, N, D). Returns (logits (B,), gradients (B, N, D)).
+    """
+    with torch.enable_grad():
+        embeds = embeds.detach().requires_grad_()
+        logits = model(inputs_embeds=embeds)[:, target]  # (B,)
+        # Rows are independent in eval mode, so the gradient of the sum is each row's own gradient.
+        (gradients,) = torch.autograd.grad(logits.sum(), embeds)
+    return logits.detach(), gradients
+
+
+def gradient_x_input(model: TransformerClassifier, input_ids: torch.Tensor, target: int) -> torch.Tensor:
+    """Gradient × input: the first-order estimate of each token's contribution to the target logit.
+
+    Args:
+        model: the classifier, in eval mode.
+        input_ids: one sentence, no padding.
+        target: class index.
+
+    Shape:
+        input_ids: (1, N). Returns (N,).
+    """
+    check_sentence(model, input_ids)
+    with torch.no_grad():
+        embeds = model.token_embeddings(input_ids)  # (1, N, D)
+    _, gradients = _target_gradient(model, embeds, target)
+    return (gradients * embeds)[0].sum(dim=-1)  # (N,)
+
+
+def integrated_gradients(
+    model: TransformerClassifier,
+    input_ids: torch.Tensor,
+    target: int,
+    baseline: str = "pad",
+    steps: int = DEFAULT_IG_STEPS,
+) -> IntegratedGradients:
+    """Integrated Gradients (Sundararajan et al. 2017) by Gauss-Legendre quadrature, all steps in one batch.
+
+    attribution = (x − x') ⊙ ∫₀¹ ∇f(x' + α(x − x')) dα, summed over D per token, where x are the
+    token embeddings and x' the baseline's. The integrand is sharply peaked near the baseline: once
+    the token embeddings outgrow the positional encoding, LayerNorm makes f almost flat along the
+    path. A uniform Riemann or trapezoid rule needs over 100 steps to reach 5% there; Gauss-Legendre
+    (Captum's default) reaches it with a handful. The S nodes and the two end points, which give
+    f(x') and f(x), run as one batch of one forward and one backward.
+
+    Args:
+        model: the classifier, in eval mode.
+        input_ids: one sentence, no padding.
+        target: class index; f is its logit.
+        baseline: "pad", every token replaced by [PAD] (``model.pad_token_id``), or "zero", all-zero
+            embeddings. ``padding_idx`` keeps the [PAD] embedding at zero, so the two agree unless
+            loaded weights changed that row. Either way the positional encoding is still added, so
+            the baseline is "no words, same positions".
+        steps: S, the number of quadrature nodes.
+
+    Shape:
+        input_ids: (1, N).
+
+    Returns:
+        An ``IntegratedGradients``; ``complete`` says whether completeness holds within
+        ``COMPLETENESS_RTOL`` and ``COMPLETENESS_ATOL``.
+    """
+    check_sentence(model, input_ids)
+    if baseline not in ("pad", "zero"):
+        raise ValueError(f'baseline must be "pad" or "zero", got {baseline!r}')
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    nodes, weights = np.polynomial.legendre.leggauss(steps)  # on [-1, 1]
+    with torch.no_grad():
+        embeds = model.token_embeddings(input_ids)[0]  # (N, D)
+        if baseline == "pad":
+            reference = model.token_embeddings(torch.full_like(input_ids, model.pad_token_id))[0]  # (N, D)
+        else:
+            reference = torch.zeros_like(embeds)
+        alphas = torch.tensor([0.0, 1.0, *((nodes + 1) / 2)], dtype=embeds.dtype)  # (P,): baseline, input, nodes
+        path = reference + alphas[:, None, None] * (embeds - reference)  # (P, N, D)
+    logits, gradients = _target_gradient(model, path, target)
+    node_weights = torch.tensor(weights / 2, dtype=embeds.dtype)  # (S,): weights for [0, 1]
+    mean_gradient = torch.einsum("s,snd->nd", node_weights, gradients[2:])  # (N, D)
+    attributions = ((embeds - reference) * mean_gradient).sum(dim=-1)  # (N,)
+
+    baseline_logit, target_logit = logits[0].item(), logits[1].item()
+    difference = target_logit - baseline_logit
+    error = attributions.sum().item() - difference
+    return IntegratedGradients(
+        attributions=attributions,
+        target=target,
+        baseline=baseline,
+        steps=steps,
+        target_logit=target_logit,
+        baseline_logit=baseline_logit,
+        completeness_error=error,
+        relative_completeness_error=abs(error) / abs(difference) if difference else math.inf,
+        complete=abs(error) <= COMPLETENESS_RTOL * abs(difference) + COMPLETENESS_ATOL,
+    )

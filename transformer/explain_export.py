@@ -1,0 +1,81 @@
+"""Export an analysis as JSON and an attention matrix as CSV, for download buttons and API endpoints.
+
+Shape letters: N = query tokens, M = key tokens.
+"""
+
+import csv
+import dataclasses
+import io
+import json
+import math
+
+import numpy as np
+import torch
+
+# Spreadsheets run a cell that starts with one of these as a formula; tokens are user text.
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def to_jsonable(value):
+    """Turn an analysis (dataclasses, dicts, lists, tensors, arrays, numbers) into JSON-ready Python.
+
+    Tensors and arrays become nested lists of Python floats or ints; float32 values survive the
+    trip exactly. NaN and ±inf, which strict JSON lacks, become None.
+    """
+    if isinstance(value, torch.Tensor | np.ndarray | np.generic):
+        return to_jsonable(value.tolist())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if isinstance(value, dict):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def analysis_to_json(analysis, indent: int | None = None) -> str:
+    """Serialise an analysis (see ``to_jsonable``) as strict JSON.
+
+    Args:
+        analysis: e.g. ``{"sentence": ..., "tokens": ..., "rollout": tensor, "ig": IntegratedGradients}``.
+        indent: passed to ``json.dumps``.
+
+    Returns:
+        A JSON string (UTF-8 text, not ASCII-escaped).
+    """
+    return json.dumps(to_jsonable(analysis), indent=indent, ensure_ascii=False, allow_nan=False)
+
+
+def _safe_cell(text: str) -> str:
+    """Quote a token that a spreadsheet would otherwise run as a formula."""
+    return "'" + text if text.startswith(_FORMULA_START) else text
+
+
+def attention_to_csv(matrix: torch.Tensor, tokens: list[str], key_tokens: list[str] | None = None) -> str:
+    """One attention matrix as CSV: a header of key tokens, then one row per query token.
+
+    Values are written with ``repr`` so they parse back to the same float32 numbers. Tokens that
+    start like a formula (=, +, -, @) get a leading apostrophe.
+
+    Args:
+        matrix: rows are queries, columns keys.
+        tokens: query token strings.
+        key_tokens: key token strings when they differ from the queries'.
+
+    Shape:
+        matrix: (N, M); tokens: N strings; key_tokens: M strings.
+
+    Returns:
+        The CSV text, one header line and N rows.
+    """
+    key_tokens = tokens if key_tokens is None else key_tokens
+    if tuple(matrix.shape) != (len(tokens), len(key_tokens)):
+        raise ValueError(f"matrix {tuple(matrix.shape)} does not match {len(tokens)} × {len(key_tokens)} tokens")
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["query \\ key", *map(_safe_cell, key_tokens)])
+    for token, row in zip(tokens, matrix.tolist(), strict=True):
+        writer.writerow([_safe_cell(token), *map(repr, row)])
+    return buffer.getvalue()
