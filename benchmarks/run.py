@@ -1,8 +1,12 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import model_forward
+from . import browser, explain_views, model_forward
 
-SECTIONS = [("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run)]
+SECTIONS = [
+    ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
+    ("Main handler and explanation views (25 tokens)", explain_views.run),
+    ("Browser: click Analyze to heatmap drawn", browser.run),
+]
 
 
 def main() -> None:

@@ -118,20 +118,28 @@ def test_repeated_tokens_get_unique_labels(app):
     assert list(grid.data[0].x) == labels
 
 
-def test_query_string_restores_text_layer_and_head(app):
-    request = gr.Request(query_params={"text": "a charming journey", "layer": "2", "head": "mean"})
-    text, layer, head, result, *_, heatmap, _grid, _curves = app.restore_view("default", 1, "1", [0], request)
-    assert (text, layer, head) == ("a charming journey", 2, "mean")
+def test_query_string_restores_text_layer_head_and_colour_scale(app):
+    query = {"text": "a charming journey", "layer": "2", "head": "mean", "scale": "row", "leave_out": "punctuation"}
+    restored = app.restore_view("default", 1, "1", [0], gr.Request(query_params=query), "global", [])
+    text, layer, head, scale, leave_out, result, *_, heatmap, grid, _curves = restored
+    assert (text, layer, head, scale, leave_out) == ("a charming journey", 2, "mean", "row", ["punctuation"])
     assert result.tokens == ["a", "charming", "journey"]
     assert "Layer 2, mean of all heads" in heatmap.layout.title.text
+    assert heatmap.data[0].zmax == grid.layout.coloraxis.cmax == 1.0  # each row on its own range
 
 
 @pytest.mark.parametrize(
-    "query", [{}, {"layer": "9", "head": "7"}, {"layer": "<b>", "head": "-1"}, {"layer": "1.5", "head": ""}]
+    "query",
+    [
+        {},
+        {"layer": "9", "head": "7", "scale": "wide", "leave_out": "special,<b>"},
+        {"layer": "<b>", "head": "-1", "scale": ""},
+        {"layer": "1.5", "head": ""},
+    ],
 )
 def test_missing_or_bad_query_values_keep_the_current_view(app, query):
-    text, layer, head, *_ = app.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query))
-    assert (text, layer, head) == (SENTENCE, 2, "2")
+    restored = app.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query), "row", ["special"])
+    assert restored[:5] == (SENTENCE, 2, "2", "row", ["special"])
 
 
 def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, model_dir, monkeypatch):
@@ -148,9 +156,24 @@ def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, mo
     assert "bundled model" in analysis.model_status(loaded, note)
 
 
-def test_api_page_lists_only_the_two_named_endpoints(app):
+ENDPOINTS = {
+    "/predict",
+    "/attention",
+    "/rollout",
+    "/attributions",
+    "/head_internals",
+    "/knockout",
+    "/head_importance",
+    "/perturb",
+    "/word_order",
+    "/compare",
+    "/export",
+}
+
+
+def test_api_page_lists_one_endpoint_per_view_and_nothing_else(app):
     endpoints = app.demo.get_api_info()["named_endpoints"]
-    assert set(endpoints) == {"/predict", "/attention"}
+    assert set(endpoints) == ENDPOINTS
 
 
 @pytest.fixture(scope="module")
@@ -184,9 +207,9 @@ def test_client_gets_a_clear_error_for_oversized_input_and_the_server_keeps_work
     assert client.predict(MARKUP, api_name="/attention")["tokens"][0] == "<"
 
 
-def test_client_sees_the_two_endpoints(client):
+def test_client_sees_every_endpoint(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
-    assert set(endpoints) == {"/predict", "/attention"}
+    assert set(endpoints) == ENDPOINTS
 
 
 def test_command_line_serves_and_explains_a_failed_share_link(model_dir):

@@ -130,6 +130,74 @@ def test_typed_markup_is_shown_literally_and_never_becomes_page_markup(page, url
     assert injected == {"x": "undefined", "bold": 0, "scripts": 0, "links": 0}
 
 
+def wait_for_text(page, selector: str, *words: str) -> None:
+    """Wait until the element's text carries every word (figures: once plotly has drawn them)."""
+    page.wait_for_function(
+        """([selector, words]) => {
+            const element = document.querySelector(selector);
+            const drawn = !element?.querySelector('.js-plotly-plot') || element.querySelector('svg.main-svg');
+            return element && drawn && words.every((word) => element.textContent.includes(word));
+        }""",
+        arg=[selector, list(words)],
+    )
+
+
+def table_columns(page, selector: str) -> list[list[str]]:
+    """The body cells of the table in ``selector``, column by column."""
+    rows = page.locator(f"{selector} tbody tr").evaluate_all(
+        "(rows) => rows.map((row) => [...row.cells].map((cell) => cell.textContent))"
+    )
+    return [list(column) for column in zip(*rows, strict=True)]
+
+
+def test_knockout_view_moves_the_prediction_and_its_link_restores_the_heads(page, url):
+    page.goto(url)
+    submit(page, "a wonderful journey , the acting was dull")
+    wait_for_heatmap_with(page, "journey")
+    page.get_by_role("tab", name="Head knockout").click()
+    wait_for_text(page, "#knockout-summary", "Switched off: no head")
+    wait_for_text(page, "#head-importance", "Drop in P(")
+    _, before, after, _ = table_columns(page, "#knockout-summary")
+    assert before == after
+    page.locator("#heads-off").get_by_label("L1 H1").check()
+    page.locator("#heads-off").get_by_label("L1 H2").check()
+    wait_for_text(page, "#knockout-summary", "Switched off: L1 H1, L1 H2")
+    wait_for_text(page, "#knockout-grid", "L1 H1, L1 H2 switched off", "wonderful", "journey")
+    _, before, after, change = table_columns(page, "#knockout-summary")
+    assert before != after and any(value.strip("+-0.") for value in change)  # the prediction moved
+    assert page.locator("#knockout-prediction").text_content().count("%") == 2
+
+    link = page.evaluate("() => window.location.href")
+    query = parse_qs(urlparse(link).query)
+    assert query["view"] == ["knockout"] and query["heads_off"] == ["L1 H1,L1 H2"]
+    page.goto(link)
+    wait_for_text(page, "#knockout-summary", "Switched off: L1 H1, L1 H2")
+    assert page.locator("#heads-off").get_by_label("L1 H2").is_checked()
+    assert page.get_by_role("tab", name="Head knockout").get_attribute("aria-selected") == "true"
+
+
+def test_compare_view_shows_both_sentences_and_their_difference(page, url):
+    page.goto(url)
+    submit(page, "a charming journey")
+    wait_for_heatmap_with(page, "charming")
+    page.get_by_role("tab", name="Compare").click()
+    page.locator("#compare-text textarea").fill("not a charming journey")
+    page.locator("#compare-button").click()
+    wait_for_text(page, "#compare-summary", "3 of 3 tokens")
+    wait_for_text(page, "#compare-heatmap-a", "Sentence A, layer 1, head 1", "0 a", "2 journey")
+    wait_for_text(page, "#compare-heatmap-b", "Sentence B, layer 1, head 1", "charming", "journey")
+    wait_for_text(page, "#compare-difference", "B minus A", "charming", "journey")
+    assert "%" in page.locator("#compare-a").text_content() and "%" in page.locator("#compare-b").text_content()
+
+    page.locator("#compare-layer").get_by_label("2").check()
+    wait_for_text(page, "#compare-heatmap-b", "Sentence B, layer 2, head 1")
+    page.get_by_label("one range per query row").check()
+    wait_for_text(page, "#compare-heatmap-a", "weight ÷ row max")
+    query = parse_qs(urlparse(page.evaluate("() => window.location.href")).query)
+    assert query["compare"] == ["not a charming journey"] and query["compare_layer"] == ["2"]
+    assert query["scale"] == ["row"] and query["view"] == ["compare"]
+
+
 @pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
 def test_update_screenshot_of_the_bundled_model(browser):
     port = free_port()

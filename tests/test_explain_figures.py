@@ -7,7 +7,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from transformer import TransformerClassifier
+from transformer import TransformerClassifier, analysis
 from transformer.explain import (
     attention_rollout,
     compare_sentences,
@@ -24,11 +24,10 @@ from transformer.explain_figures import (
     difference_figure,
     head_figure,
     head_importance_figure,
-    normalised_attention_heatmap,
     rollout_figure,
     word_order_figure,
 )
-from transformer.figures import token_labels
+from transformer.figures import attention_heatmap, token_labels
 
 MARKUP = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
@@ -61,7 +60,7 @@ def figures():
     agreement = method_agreement(model, SENTENCE, 1)
     comparison = compare_sentences(model, SENTENCE[:, 1:], SENTENCE, TOKENS[1:], TOKENS, layer=1, head=0)
     return {
-        "attention": normalised_attention_heatmap(attentions[0][0, 0], TOKENS, title=f"head for {MARKUP}", exclude=[0]),
+        "attention": attention_heatmap(TOKENS, attentions[0][0, 0], f"head for {MARKUP}", scale="row", exclude=[0]),
         "rollout": rollout_figure(attention_rollout(attentions), TOKENS),
         "attribution": attribution_figure(agreement.scores, agreement.methods, TOKENS),
         "agreement": agreement_figure(agreement),
@@ -101,21 +100,43 @@ def test_head_figure_title_and_panels(figures):
     assert figure.data[0].y == pytest.approx(head_scores(tiny_model(), SENTENCE, 1, 1).raw[1].tolist())
 
 
-def test_attribution_html_escapes_and_scales():
-    html_text = attribution_html(["<script>", "good", "&"], torch.tensor([-0.5, 1.0, 0.0]))
+def test_attribution_html_highlights_the_typed_text_escaped_and_scaled():
+    text = "<script> Good &  "
+    pieces = analysis.text_pieces(text, [(0, 8), (9, 13), (14, 15)])
+    html_text = attribution_html(pieces, ["<script>", "good", "&"], torch.tensor([-0.5, 1.0, 0.0]))
     assert "<script>" not in html_text
-    assert "&lt;script&gt;" in html_text and ">&amp;<" in html_text
+    assert "&lt;script&gt;</span>" in html_text and ">Good</span>" in html_text and ">&amp;</span>" in html_text
     assert html_text.count("<span") == 3
+    assert 'title="1 good: +1.0000"' in html_text and 'title="0 &lt;script&gt;: -0.5000"' in html_text
+    assert html_text.endswith("</span>  </div>")  # the text between and after tokens is kept, unhighlighted
     opacities = [float(x) for x in re.findall(r"rgba\([^)]*, ([0-9.]+)\)", html_text)]
     assert opacities == [0.5, 1.0, 0.0]
 
 
 def test_difference_labels_carry_positions_in_b(figures):
-    assert list(figures["difference"].data[0].x) == token_labels(TOKENS)[1:]  # B is A with "the" in front
+    heatmap = figures["difference"].data[0]
+    assert list(heatmap.x) == token_labels(TOKENS)[1:]  # B is A with "the" in front
+    assert heatmap.colorscale[0][1] != heatmap.colorscale[-1][1] and heatmap.zmin == -heatmap.zmax  # diverging
 
 
-def test_normalised_heatmap_colours_by_scale_and_hovers_raw_weights():
+def test_difference_of_identical_sentences_is_zero_on_a_diverging_scale():
+    model = tiny_model()
+    comparison = compare_sentences(model, SENTENCE, SENTENCE, TOKENS, TOKENS, layer=0, head=1)
+    heatmap = difference_figure(comparison, TOKENS).data[0]
+    assert not heatmap.z.any() and heatmap.zmin == -heatmap.zmax
+
+
+def test_row_scale_colours_each_row_on_its_own_range_and_hovers_the_weights():
     weights = torch.tensor([[0.9, 0.1], [0.5, 0.5]])
-    heatmap = normalised_attention_heatmap(weights, ["[CLS]", "good"], scale="row", exclude=[0]).data[0]
+    heatmap = attention_heatmap(["[UNK]", "good"], weights, "t", scale="row", exclude=[0]).data[0]
     torch.testing.assert_close(torch.tensor(heatmap.z), torch.ones(2, 2))  # each row ÷ its own weight on "good"
-    assert [list(row) for row in heatmap.text] == [["0.900", "0.100"], ["0.500", "0.500"]]
+    torch.testing.assert_close(torch.tensor(heatmap.customdata), weights)
+    assert "%{customdata:.3f}" in heatmap.hovertemplate and (heatmap.zmin, heatmap.zmax) == (0, 1)
+
+
+def test_global_scale_keeps_the_weights_and_caps_the_range_without_excluded_tokens():
+    weights = torch.tensor([[0.9, 0.1], [0.7, 0.3]])
+    heatmap = attention_heatmap(["[UNK]", "good"], weights, "t", exclude=[0]).data[0]
+    torch.testing.assert_close(torch.tensor(heatmap.z), weights)  # hover shows z itself
+    assert heatmap.zmax == pytest.approx(0.3)  # "good" as a key, queries other than [UNK]: 0.3; 0.9 is clipped
+    assert attention_heatmap(["a", "b"], weights, "t").data[0].zmax == pytest.approx(0.9)

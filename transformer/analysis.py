@@ -83,8 +83,10 @@ class Analysis:
 
 
 def check_text(text: str | None) -> str:
-    """Return ``text`` if it can be analysed, else raise ``EmptyInputError`` or ``InputTooLongError``."""
+    """Return ``text`` if it can be analysed, else raise an ``InputError``: blank, too long, or not a string."""
     text = text or ""
+    if not isinstance(text, str):  # API callers can send any JSON
+        raise InputError(f"The text must be a string, not {type(text).__name__}.")
     if len(text) > MAX_INPUT_CHARS:
         raise InputTooLongError(
             f"The text has {len(text):,} characters; the explorer accepts at most {MAX_INPUT_CHARS:,}. "
@@ -138,24 +140,37 @@ def attention_matrix(result: Analysis, layer: int, head: int | None = None) -> n
     return weights.mean(axis=0) if head is None else weights[head]
 
 
-def token_spans(result: Analysis) -> list[tuple[str, str | None]]:
-    """The typed text cut into (piece, category) pairs for ``gr.HighlightedText``.
+def text_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[str, int | None]]:
+    """The typed text cut at token boundaries: (piece, token position) pairs, in order.
 
-    Every character appears exactly once, in order. A token's piece is its span of the typed text and
-    its category is its position (with the token itself when it differs from the piece, e.g. ``[UNK]``
-    or a lower-cased word); text between tokens and text cut by truncation have category None.
+    Every character appears exactly once. A token's piece is its span of ``text``; text between
+    tokens and text after the last one (cut by truncation) have position None.
+    """
+    pieces: list[tuple[str, int | None]] = []
+    cursor = 0
+    for position, (start, end) in enumerate(offsets):
+        if start > cursor:
+            pieces.append((text[cursor:start], None))
+        pieces.append((text[start:end], position))
+        cursor = max(cursor, end)
+    if cursor < len(text):
+        pieces.append((text[cursor:], None))
+    return pieces
+
+
+def token_spans(result: Analysis) -> list[tuple[str, str | None]]:
+    """The typed text cut into (piece, category) pairs for ``gr.HighlightedText`` (see ``text_pieces``).
+
+    A token's category is its position, with the token itself when it differs from the piece
+    (e.g. ``[UNK]`` or a lower-cased word); text that is no token has category None.
     """
     spans: list[tuple[str, str | None]] = []
-    cursor = 0
-    for position, (token, (start, end)) in enumerate(zip(result.tokens, result.offsets, strict=True)):
-        if start > cursor:
-            spans.append((result.text[cursor:start], None))
-        piece = result.text[start:end]
-        same = token.casefold() == piece.casefold()
-        spans.append((piece, str(position) if same else f"{position} {token}"))
-        cursor = max(cursor, end)
-    if cursor < len(result.text):
-        spans.append((result.text[cursor:], None))
+    for piece, position in text_pieces(result.text, result.offsets):
+        if position is None:
+            spans.append((piece, None))
+            continue
+        token = result.tokens[position]
+        spans.append((piece, str(position) if token.casefold() == piece.casefold() else f"{position} {token}"))
     return spans
 
 

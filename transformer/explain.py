@@ -13,9 +13,12 @@ eval mode, and takes ids, never a tokenizer. Each lives in a module with one job
 - ``explain_compare``: two sentences through one head, aligned.
 - ``explain_colour``: colour ranges for attention views.
 - ``explain_export``: JSON and CSV export.
+
+The app's tabs and endpoints are built on these by ``explain_views`` (one view's numbers from an
+analysed sentence and its controls) and ``explain_panels`` (what a tab shows).
 """
 
-from .explain_agreement import METHODS, Agreement, average_ranks, method_agreement, spearman_matrix
+from .explain_agreement import METHODS, Agreement, agreement_of, average_ranks, method_agreement, spearman_matrix
 from .explain_attribution import (
     COMPLETENESS_ATOL,
     COMPLETENESS_RTOL,
@@ -24,8 +27,8 @@ from .explain_attribution import (
     gradient_x_input,
     integrated_gradients,
 )
-from .explain_colour import normalise_attention
-from .explain_compare import Comparison, align_tokens, aligned_difference, compare_sentences
+from .explain_colour import colour_limit, normalise_attention
+from .explain_compare import Comparison, align_tokens, aligned_difference, compare_attentions, compare_sentences
 from .explain_counterfactual import (
     Perturbation,
     WordOrder,
@@ -52,6 +55,7 @@ __all__ = [
     "Perturbation",
     "Prediction",
     "WordOrder",
+    "agreement_of",
     "align_tokens",
     "aligned_difference",
     "analysis_to_json",
@@ -60,6 +64,8 @@ __all__ = [
     "attention_to_csv",
     "average_ranks",
     "check_sentence",
+    "colour_limit",
+    "compare_attentions",
     "compare_sentences",
     "gradient_x_input",
     "head_importance",

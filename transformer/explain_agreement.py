@@ -3,6 +3,7 @@
 Shape letters: K = methods, N = tokens.
 """
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import torch
@@ -38,7 +39,7 @@ def average_ranks(values: torch.Tensor) -> torch.Tensor:
     _, group, counts = torch.unique_consecutive(sorted_values, return_inverse=True, return_counts=True)
     last = counts.cumsum(0).double()  # (G,): 1-based rank of each tie group's last member
     mean_rank = last - (counts - 1) / 2  # (G,)
-    ranks = torch.empty(values.numel(), dtype=torch.float64)
+    ranks = torch.empty(values.numel(), dtype=torch.float64, device=values.device)
     ranks[order] = mean_rank[group]
     return ranks
 
@@ -58,6 +59,37 @@ def spearman_matrix(scores: torch.Tensor) -> torch.Tensor:
     return (unit @ unit.T).clamp(-1.0, 1.0)  # (K, K); clamp trims rounding past ±1
 
 
+def agreement_of(
+    attentions: Sequence[torch.Tensor], gradient_scores: torch.Tensor, ig_scores: torch.Tensor, absolute: bool = True
+) -> Agreement:
+    """Rank-correlate the methods in ``METHODS`` from a sentence's attentions and its two gradient attributions.
+
+    Attention is the last layer's head-averaged attention read for the pooled output, rollout its
+    pooled relevance after the last layer (see ``explain_rollout``); both are about the input
+    whatever the class. The gradient scores are for whichever class they were computed for.
+
+    Args:
+        attentions: the model's ``attentions`` output for the sentence.
+        gradient_scores: gradient × input.
+        ig_scores: Integrated Gradients attributions.
+        absolute: rank the gradient methods by magnitude. Attention and rollout say how much a
+            token is used, never in which direction, so magnitudes are the like-for-like comparison.
+
+    Shape:
+        attentions: L tensors of (1, H, N, N); gradient_scores, ig_scores: (N,).
+
+    Returns:
+        An ``Agreement``.
+    """
+    gradients = [gradient_scores, ig_scores]
+    if absolute:
+        gradients = [score.abs() for score in gradients]
+    scores = torch.stack(
+        [pooled_attention(attentions), pooled_relevance(attention_rollout(attentions)[-1]), *gradients]
+    )  # (K, N)
+    return Agreement(methods=METHODS, scores=scores, correlation=spearman_matrix(scores))
+
+
 def method_agreement(
     model: TransformerClassifier,
     input_ids: torch.Tensor,
@@ -65,19 +97,14 @@ def method_agreement(
     steps: int = DEFAULT_IG_STEPS,
     absolute: bool = True,
 ) -> Agreement:
-    """Score the tokens with every method in ``METHODS`` and rank-correlate the scores.
-
-    Attention is the last layer's head-averaged attention read for the pooled output, rollout its
-    pooled relevance after the last layer (see ``explain_rollout``); both are about the input
-    whatever the class. Gradient × input and Integrated Gradients are for ``target``.
+    """Score the tokens with every method in ``METHODS`` and rank-correlate the scores (see ``agreement_of``).
 
     Args:
         model: the classifier, in eval mode.
         input_ids: one sentence, no padding.
         target: class index for the gradient methods.
         steps: Integrated Gradients steps.
-        absolute: rank the gradient methods by magnitude. Attention and rollout say how much a
-            token is used, never in which direction, so magnitudes are the like-for-like comparison.
+        absolute: as in ``agreement_of``.
 
     Shape:
         input_ids: (1, N).
@@ -85,14 +112,9 @@ def method_agreement(
     Returns:
         An ``Agreement``.
     """
-    attentions = predict(model, input_ids).attentions
-    gradient_scores = [
+    return agreement_of(
+        predict(model, input_ids).attentions,
         gradient_x_input(model, input_ids, target),
         integrated_gradients(model, input_ids, target, steps=steps).attributions,
-    ]
-    if absolute:
-        gradient_scores = [score.abs() for score in gradient_scores]
-    scores = torch.stack(
-        [pooled_attention(attentions), pooled_relevance(attention_rollout(attentions)[-1]), *gradient_scores]
-    )  # (K, N)
-    return Agreement(methods=METHODS, scores=scores, correlation=spearman_matrix(scores))
+        absolute,
+    )

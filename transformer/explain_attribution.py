@@ -121,10 +121,11 @@ def integrated_gradients(
             reference = model.token_embeddings(torch.full_like(input_ids, model.pad_token_id))[0]  # (N, D)
         else:
             reference = torch.zeros_like(embeds)
-        alphas = torch.tensor([0.0, 1.0, *((nodes + 1) / 2)], dtype=embeds.dtype)  # (P,): baseline, input, nodes
+        # (P,): the baseline, the input, then the nodes mapped to [0, 1]
+        alphas = torch.tensor([0.0, 1.0, *((nodes + 1) / 2)], dtype=embeds.dtype, device=embeds.device)
         path = reference + alphas[:, None, None] * (embeds - reference)  # (P, N, D)
     logits, gradients = _target_gradient(model, path, target)
-    node_weights = torch.tensor(weights / 2, dtype=embeds.dtype)  # (S,): weights for [0, 1]
+    node_weights = torch.tensor(weights / 2, dtype=embeds.dtype, device=embeds.device)  # (S,): weights for [0, 1]
     mean_gradient = torch.einsum("s,snd->nd", node_weights, gradients[2:])  # (N, D)
     attributions = ((embeds - reference) * mean_gradient).sum(dim=-1)  # (N,)
 

@@ -7,13 +7,15 @@ from collections.abc import Iterable
 
 import torch
 
+SCALES = ("global", "row")
 
-def normalise_attention(matrix: torch.Tensor, scale: str = "global", exclude: Iterable[int] = ()) -> torch.Tensor:
-    """Divide by the largest magnitude, over the whole matrix or per row, leaving chosen tokens out of it.
+
+def colour_limit(matrix: torch.Tensor, scale: str = "global", exclude: Iterable[int] = ()) -> torch.Tensor:
+    """The largest magnitude that sets the colour range, over the whole matrix or per row, chosen tokens left out.
 
     Special or padding tokens often take most of the attention and wash out the rest; positions in
-    ``exclude`` neither set the range as queries (rows) nor as keys (columns). Their own cells are
-    still drawn, clipped to the range. Signed matrices (differences) keep their sign.
+    ``exclude`` neither set the range as queries (rows) nor as keys (columns). A range of 0 (nothing
+    left to set it) becomes 1, which leaves the values as they are.
 
     Args:
         matrix: attention weights or differences.
@@ -22,13 +24,14 @@ def normalise_attention(matrix: torch.Tensor, scale: str = "global", exclude: It
         exclude: positions (rows and columns both) to leave out of the range.
 
     Shape:
-        matrix: (N, M). Returns (N, M) in [-1, 1] ([0, 1] for attention weights).
+        matrix: (N, M). Returns () for "global", (N, 1) for "row".
     """
-    if scale not in ("global", "row"):
+    if scale not in SCALES:
         raise ValueError(f'scale must be "global" or "row", got {scale!r}')
     n, m = matrix.shape
-    excluded = torch.tensor(sorted(set(exclude)), dtype=torch.long)
-    keep_rows, keep_cols = torch.ones(n, dtype=torch.bool), torch.ones(m, dtype=torch.bool)
+    excluded = torch.tensor(sorted(set(exclude)), dtype=torch.long, device=matrix.device)
+    keep_rows = torch.ones(n, dtype=torch.bool, device=matrix.device)
+    keep_cols = torch.ones(m, dtype=torch.bool, device=matrix.device)
     keep_rows[excluded[excluded < n]] = False
     keep_cols[excluded[excluded < m]] = False
     magnitude = matrix.abs().masked_fill(~keep_cols, 0.0)  # (N, M): excluded keys set no range
@@ -36,5 +39,17 @@ def normalise_attention(matrix: torch.Tensor, scale: str = "global", exclude: It
         limit = magnitude.amax(dim=1, keepdim=True)  # (N, 1)
     else:
         limit = magnitude[keep_rows].amax() if keep_rows.any() else magnitude.new_zeros(())
-    limit = limit.masked_fill(limit == 0, 1.0)  # an all-zero range leaves the values as they are
-    return (matrix / limit).clamp(-1.0, 1.0)
+    return limit.masked_fill(limit == 0, 1.0)
+
+
+def normalise_attention(matrix: torch.Tensor, scale: str = "global", exclude: Iterable[int] = ()) -> torch.Tensor:
+    """Divide by ``colour_limit``, clipping the excluded tokens' own cells to the range; signs are kept.
+
+    Args:
+        matrix: attention weights or differences.
+        scale, exclude: as in ``colour_limit``.
+
+    Shape:
+        matrix: (N, M). Returns (N, M) in [-1, 1] ([0, 1] for attention weights).
+    """
+    return (matrix / colour_limit(matrix, scale, exclude)).clamp(-1.0, 1.0)

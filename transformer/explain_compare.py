@@ -61,9 +61,49 @@ def aligned_difference(
     Shape:
         attention_a: (N_a, N_a); attention_b: (N_b, N_b). Returns (K, K).
     """
-    index_a = torch.tensor([i for i, _ in pairs], dtype=torch.long)  # (K,)
-    index_b = torch.tensor([j for _, j in pairs], dtype=torch.long)  # (K,)
+    index_a = torch.tensor([i for i, _ in pairs], dtype=torch.long, device=attention_a.device)  # (K,)
+    index_b = torch.tensor([j for _, j in pairs], dtype=torch.long, device=attention_b.device)  # (K,)
     return attention_b[index_b][:, index_b] - attention_a[index_a][:, index_a]
+
+
+def compare_attentions(
+    attentions_a: torch.Tensor,
+    attentions_b: torch.Tensor,
+    probs_a: torch.Tensor,
+    probs_b: torch.Tensor,
+    tokens_a: list[str],
+    tokens_b: list[str],
+    layer: int,
+    head: int,
+) -> Comparison:
+    """Line up one head's attention in two sentences that have been run already (no model call).
+
+    Args:
+        attentions_a, attentions_b: every layer's and head's attention in each sentence.
+        probs_a, probs_b: each sentence's class probabilities.
+        tokens_a, tokens_b: their token strings, used only to align them.
+        layer, head: the head to compare.
+
+    Shape:
+        attentions_a: (L, H, N_a, N_a); attentions_b: (L, H, N_b, N_b); probs_a, probs_b: (C,).
+
+    Returns:
+        A ``Comparison``.
+    """
+    if len(tokens_a) != attentions_a.size(-1) or len(tokens_b) != attentions_b.size(-1):
+        raise ValueError("each sentence needs one token string per position")
+    attention_a, attention_b = attentions_a[layer, head], attentions_b[layer, head]  # (N_a, N_a), (N_b, N_b)
+    pairs = align_tokens(tokens_a, tokens_b)
+    return Comparison(
+        layer=layer,
+        head=head,
+        probs_a=probs_a,
+        probs_b=probs_b,
+        attention_a=attention_a,
+        attention_b=attention_b,
+        pairs=pairs,
+        difference=aligned_difference(attention_a, attention_b, pairs),
+    )
 
 
 def compare_sentences(
@@ -75,7 +115,7 @@ def compare_sentences(
     layer: int,
     head: int,
 ) -> Comparison:
-    """Run both sentences and line up one head's attention.
+    """Run both sentences and line up one head's attention (see ``compare_attentions``).
 
     Args:
         model: the classifier, in eval mode.
@@ -89,19 +129,14 @@ def compare_sentences(
     Returns:
         A ``Comparison``.
     """
-    if len(tokens_a) != input_ids_a.size(-1) or len(tokens_b) != input_ids_b.size(-1):
-        raise ValueError("each sentence needs one token string per id")
     a, b = predict(model, input_ids_a), predict(model, input_ids_b)
-    attention_a = stack_attentions(a.attentions)[layer, head]  # (N_a, N_a)
-    attention_b = stack_attentions(b.attentions)[layer, head]  # (N_b, N_b)
-    pairs = align_tokens(tokens_a, tokens_b)
-    return Comparison(
-        layer=layer,
-        head=head,
-        probs_a=a.probs,
-        probs_b=b.probs,
-        attention_a=attention_a,
-        attention_b=attention_b,
-        pairs=pairs,
-        difference=aligned_difference(attention_a, attention_b, pairs),
+    return compare_attentions(
+        stack_attentions(a.attentions),
+        stack_attentions(b.attentions),
+        a.probs,
+        b.probs,
+        tokens_a,
+        tokens_b,
+        layer,
+        head,
     )

@@ -16,22 +16,33 @@ import torch
 _FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 
 
-def to_jsonable(value):
+def to_jsonable(value, decimals: int | None = None):
     """Turn an analysis (dataclasses, dicts, lists, tensors, arrays, numbers) into JSON-ready Python.
 
     Tensors and arrays become nested lists of Python floats or ints; float32 values survive the
     trip exactly. NaN and ±inf, which strict JSON lacks, become None.
+
+    Args:
+        value: the analysis.
+        decimals: round every float to this many decimals (for compact API answers); None keeps them exact.
     """
-    if isinstance(value, torch.Tensor | np.ndarray | np.generic):
+    if isinstance(value, torch.Tensor):
+        value = value.detach().cpu().numpy()
+    if isinstance(value, np.ndarray | np.generic):
+        if decimals is not None and np.issubdtype(value.dtype, np.floating):
+            # float64 before rounding: a rounded float32 prints as 0.12280000001192093 in JSON
+            value = np.round(value.astype(np.float64), decimals)
         return to_jsonable(value.tolist())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
+        return {field.name: to_jsonable(getattr(value, field.name), decimals) for field in dataclasses.fields(value)}
     if isinstance(value, dict):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
+        return {str(key): to_jsonable(item, decimals) for key, item in value.items()}
     if isinstance(value, list | tuple):
-        return [to_jsonable(item) for item in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
+        return [to_jsonable(item, decimals) for item in value]
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return None
+        return value if decimals is None else round(value, decimals)
     return value
 
 

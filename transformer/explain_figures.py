@@ -2,7 +2,8 @@
 
 Shape letters: L = layers, H = heads, N = tokens, K = methods or aligned pairs, C = classes.
 
-Every ``*_figure`` and ``normalised_attention_heatmap`` returns a ``go.Figure``; ``attribution_html`` a string.
+Every ``*_figure`` returns a ``go.Figure``; ``attribution_html`` a string. Attention maps themselves,
+with the colour-scale options, are drawn by ``figures.attention_heatmap``.
 
 Token strings are user text and plotly reads a subset of HTML in every label, hover and title
 (<b>, <br>, <a href>): tokens go through ``figures.token_labels`` (escaped, unique "position token"
@@ -19,16 +20,14 @@ import torch
 from plotly.subplots import make_subplots
 
 from .explain_agreement import Agreement
-from .explain_colour import normalise_attention
 from .explain_compare import Comparison
 from .explain_counterfactual import WordOrder
 from .explain_head import HeadScores
 from .explain_knockout import HeadImportance
 from .explain_rollout import pooled_relevance
-from .figures import ATTENTION_COLORS, TEMPLATE, token_labels
+from .figures import ATTENTION_COLORS, SIGNED_COLORS, TEMPLATE, attention_heatmap, token_labels
 
-# Red for evidence for the class, blue against: the same in figures ("RdBu_r") and highlighted text.
-_SIGNED_SCALE = "RdBu_r"
+# Red for evidence for the class, blue against: the same in figures (SIGNED_COLORS) and highlighted text.
 _POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
 # Inside one head: blue for anything with the 1/√d_k scaling, orange for without.
 _SCALED_COLOUR, _UNSCALED_COLOUR = "#1f77b4", "#ff7f0e"
@@ -66,7 +65,7 @@ def _heatmap(
         x=x_labels,
         y=y_labels,
         text=text,
-        colorscale=_SIGNED_SCALE if signed else ATTENTION_COLORS,
+        colorscale=SIGNED_COLORS if signed else ATTENTION_COLORS,
         colorbar={"title": {"text": colour_title}},
         zmin=-limit if signed else 0.0,
         zmax=limit,
@@ -80,46 +79,12 @@ def _heatmap(
     return figure
 
 
-def normalised_attention_heatmap(
-    matrix: torch.Tensor,
-    tokens: list[str],
-    title: str = "Attention",
-    scale: str = "global",
-    exclude: list[int] | tuple[int, ...] = (),
-) -> go.Figure:
-    """One attention map (a head, a head average or a rollout) with the colour-scale controls.
-
-    Like ``figures.attention_heatmap``, but coloured by ``normalise_attention``: global or per-row
-    range, with chosen tokens left out of it.
-
-    Args:
-        matrix: rows are queries, columns keys.
-        tokens: token strings.
-        title: figure title (escaped here).
-        scale, exclude: as in ``normalise_attention``; hover shows the raw weight.
-
-    Shape:
-        matrix: (N, N).
-    """
-    labels = token_labels(tokens)
-    return _heatmap(
-        matrix,
-        labels,
-        labels,
-        title=title,
-        axis_titles=("key", "query"),
-        signed=bool((matrix < 0).any()),
-        colours=normalise_attention(matrix, scale, exclude),
-        colour_title="÷ row max" if scale == "row" else "÷ max",
-    )
-
-
 def rollout_figure(rollout: torch.Tensor, tokens: list[str]) -> go.Figure:
     """Per layer, how much the mean-pooled output takes from each token according to rollout.
 
     The shares sum to 1 and mixing pulls them towards 1/N, so the colour shows the share minus
     1/N (red: more than an even share); the numbers are the shares. For one layer's full rollout
-    matrix use ``normalised_attention_heatmap(rollout[l], tokens)``.
+    matrix use ``figures.attention_heatmap(tokens, rollout[l], title)``.
 
     Args:
         rollout: from ``attention_rollout``.
@@ -167,13 +132,14 @@ def attribution_figure(scores: torch.Tensor, methods: list[str] | tuple[str, ...
     )
 
 
-def attribution_html(tokens: list[str], scores: torch.Tensor) -> str:
-    """The sentence as highlighted text for a ``gr.HTML``: red supports the class, blue opposes it.
+def attribution_html(pieces: list[tuple[str, int | None]], tokens: list[str], scores: torch.Tensor) -> str:
+    """The typed sentence as highlighted text for a ``gr.HTML``: red supports the class, blue opposes it.
 
     Args:
-        tokens: token strings (escaped here).
-        scores: one score per token; its opacity is the score over the largest magnitude, and
-            hovering shows the score.
+        pieces: the typed text cut at token boundaries, ``analysis.text_pieces``: (piece, token
+            position or None); text that is no token is shown plain.
+        tokens: the N tokens (escaped here), named with their score when hovered.
+        scores: one score per token; its opacity is the score over the largest magnitude.
 
     Shape:
         scores: (N,).
@@ -183,12 +149,17 @@ def attribution_html(tokens: list[str], scores: torch.Tensor) -> str:
     """
     values = scores.tolist()
     limit = max((abs(v) for v in values), default=0.0) or 1.0
-    spans = []
-    for token, value in zip(tokens, values, strict=True):
+    parts = []
+    for piece, position in pieces:
+        if position is None:
+            parts.append(html.escape(piece))
+            continue
+        value = values[position]
         rgb = _POSITIVE_RGB if value > 0 else _NEGATIVE_RGB
-        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 2px; border-radius: 3px"
-        spans.append(f'<span title="{value:+.4f}" style="{style}">{html.escape(token)}</span>')
-    return f'<div class="attribution">{" ".join(spans)}</div>'
+        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 1px; border-radius: 3px"
+        title = html.escape(f"{position} {tokens[position]}: {value:+.4f}")
+        parts.append(f'<span title="{title}" style="{style}">{html.escape(piece)}</span>')
+    return f'<div class="attribution" style="white-space: pre-wrap; line-height: 1.9">{"".join(parts)}</div>'
 
 
 def agreement_figure(agreement: Agreement) -> go.Figure:
@@ -303,21 +274,25 @@ def word_order_figure(result: WordOrder, class_names: list[str] | None = None) -
     return figure
 
 
-def difference_figure(comparison: Comparison, tokens_b: list[str]) -> go.Figure:
+def difference_figure(
+    comparison: Comparison, tokens_b: list[str], scale: str = "global", exclude: list[int] | tuple[int, ...] = ()
+) -> go.Figure:
     """Sentence B's attention minus sentence A's for one head, over the tokens that line up.
 
     Args:
         comparison: from ``compare_sentences``.
         tokens_b: sentence B's token strings; labels carry their positions in B.
+        scale, exclude: colour-scale options of ``figures.attention_heatmap``; ``exclude`` counts
+            aligned pairs, not positions.
     """
-    labels_b = token_labels(tokens_b)
-    labels = [labels_b[j] for _, j in comparison.pairs]
-    return _heatmap(
+    positions = [j for _, j in comparison.pairs]
+    return attention_heatmap(
+        [tokens_b[j] for j in positions],
         comparison.difference,
-        labels,
-        labels,
-        title=f"Layer {comparison.layer + 1}, head {comparison.head + 1}: attention of B minus A on aligned tokens",
-        axis_titles=("key", "query"),
+        f"Layer {comparison.layer + 1}, head {comparison.head + 1}: attention of B minus A on aligned tokens",
+        scale=scale,
+        exclude=exclude,
+        positions=positions,
+        value_name="B − A",
         signed=True,
-        colour_title="B − A",
     )

@@ -69,7 +69,7 @@ def head_importance(model: TransformerClassifier, input_ids: torch.Tensor, targe
     """
     check_sentence(model, input_ids)
     L, H = model.num_layers, model.num_heads
-    masks = torch.cat([torch.ones(1, L * H), 1 - torch.eye(L * H)])  # (R, L·H)
+    masks = torch.cat([torch.ones(1, L * H), 1 - torch.eye(L * H)]).to(input_ids.device)  # (R, L·H)
     masks = masks.view(1 + L * H, L, H)  # (R, L, H)
     probs = model(input_ids.expand(1 + L * H, -1), head_mask=masks).softmax(dim=-1)  # (R, C)
     target = int(probs[0].argmax()) if target is None else target

@@ -44,7 +44,7 @@ def attention_rollout(attentions: Sequence[torch.Tensor], residual_weight: float
         attentions: L tensors of (1, H, N, N). Returns (L, N, N), rows summing to 1.
     """
     mixed = stack_attentions(attentions).mean(dim=1)  # (L, N, N)
-    eye = torch.eye(mixed.size(-1), dtype=mixed.dtype)
+    eye = torch.eye(mixed.size(-1), dtype=mixed.dtype, device=mixed.device)
     mixed = (1 - residual_weight) * mixed + residual_weight * eye  # (L, N, N)
     mixed = mixed / mixed.sum(dim=-1, keepdim=True)
     rollout = [mixed[0]]

@@ -18,10 +18,14 @@ from collections.abc import Sequence
 
 import numpy as np
 import plotly.graph_objects as go
+import torch
 from plotly.subplots import make_subplots
+
+from .explain_colour import colour_limit, normalise_attention
 
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
+SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for less
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
 _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
 TEMPLATE = go.layout.Template(
@@ -49,29 +53,74 @@ def _display(token: str) -> str:
     return html.escape(shown, quote=False)  # plotly decodes &lt; &gt; &amp; but not &quot;
 
 
-def token_labels(tokens: Sequence[str]) -> list[str]:
-    """Axis labels for tokens: "position token", escaped for plotly and unique even when a token repeats."""
-    return [f"{position} {_display(token)}" for position, token in enumerate(tokens)]
-
-
-def attention_heatmap(tokens: Sequence[str], weights: np.ndarray, title: str) -> go.Figure:
-    """One head's attention (or a head average) as a heatmap.
+def token_labels(tokens: Sequence[str], positions: Sequence[int] | None = None) -> list[str]:
+    """Axis labels for tokens: "position token", escaped for plotly and unique even when a token repeats.
 
     Args:
-        tokens: the N tokens.
-        weights: (N, N), queries on rows, keys on columns; each row sums to 1.
-        title: the figure title (escaped here).
+        tokens: the tokens.
+        positions: the position printed before each token, by default 0, 1, ...; e.g. each
+            token's place in its own sentence when only some of its tokens are shown.
     """
-    labels = token_labels(tokens)
+    positions = range(len(tokens)) if positions is None else positions
+    return [f"{position} {_display(token)}" for position, token in zip(positions, tokens, strict=True)]
+
+
+def _colour_range(matrices: np.ndarray, scale: str, exclude: Sequence[int]) -> tuple[np.ndarray, float, dict]:
+    """What attention heatmaps colour: the values and their top for "global", each row ÷ its own top for "row".
+
+    Shape:
+        matrices: (..., N, N). Returns (colours (..., N, N), the top of the colour range, extra trace fields).
+    """
+    count = int(np.prod(matrices.shape[:-2]))  # K maps; -1 cannot be inferred when N = 0
+    weights = torch.from_numpy(matrices).reshape(count, *matrices.shape[-2:])  # (K, N, N)
+    if scale == "row":
+        colours = torch.stack([normalise_attention(weights_k, "row", exclude) for weights_k in weights])  # (K, N, N)
+        return colours.reshape(matrices.shape).numpy(), 1.0, {"customdata": matrices}
+    top = max((colour_limit(weights_k, "global", exclude).item() for weights_k in weights), default=1.0)
+    return matrices, top, {}
+
+
+def attention_heatmap(
+    tokens: Sequence[str],
+    weights: np.ndarray,
+    title: str,
+    *,
+    scale: str = "global",
+    exclude: Sequence[int] = (),
+    positions: Sequence[int] | None = None,
+    value_name: str = "weight",
+    signed: bool | None = None,
+) -> go.Figure:
+    """One attention map (a head, a head average, a rollout, a difference of two) as a heatmap.
+
+    Args:
+        tokens: the N tokens, on both axes.
+        weights: (N, N), queries on rows, keys on columns.
+        title: the figure title (escaped here).
+        scale: "global", one colour range for the map, or "row", each query row on its own range
+            (see ``explain_colour``); hover always shows the value itself.
+        exclude: positions, as rows and columns, that set no colour range (special tokens that take
+            most of the weight); their cells are drawn, clipped to the range.
+        positions: the positions printed in the labels (see ``token_labels``).
+        value_name: what a cell holds, in the hover and on the colour bar.
+        signed: a diverging scale centred on 0, for differences; by default when a value is negative.
+    """
+    labels = token_labels(tokens, positions)
+    weights = np.asarray(weights, dtype=np.float32)
+    signed = bool((weights < 0).any()) if signed is None else signed
+    colours, top, extra = _colour_range(weights, scale, exclude)
+    value = "%{customdata:.3f}" if extra else "%{z:.3f}"
     heatmap = {
         "type": "heatmap",
-        "z": np.asarray(weights, dtype=np.float32),
+        "z": colours,
         "x": labels,
         "y": labels,
-        "zmin": 0.0,
-        "colorscale": ATTENTION_COLORS,
-        "colorbar": {"title": {"text": "weight"}},
-        "hovertemplate": "query %{y}<br>key %{x}<br>weight %{z:.3f}<extra></extra>",
+        "zmin": -top if signed else 0.0,
+        "zmax": top,
+        "colorscale": SIGNED_COLORS if signed else ATTENTION_COLORS,
+        "colorbar": {"title": {"text": f"{value_name} ÷ row max" if extra else value_name}},
+        "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
+        **extra,
     }
     layout = {
         "template": TEMPLATE,
@@ -113,28 +162,41 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
     return figure
 
 
-def attention_grid(tokens: Sequence[str], attentions: np.ndarray) -> go.Figure:
+def attention_grid(
+    tokens: Sequence[str],
+    attentions: np.ndarray,
+    *,
+    scale: str = "global",
+    exclude: Sequence[int] = (),
+    title: str | None = None,
+) -> go.Figure:
     """Every layer × head as small multiples sharing one colour scale (0 to the largest weight anywhere).
 
     Args:
         tokens: the N tokens.
         attentions: (L, H, N, N), queries on rows, keys on columns.
+        scale, exclude: as in ``attention_heatmap``; "global" is one range across every head.
+        title: replaces the default title (escaped here).
     """
     num_layers, num_heads, n, _ = attentions.shape
     labels = token_labels(tokens)
     show_ticks = n <= MAX_TICK_LABELS
+    attentions = np.asarray(attentions, dtype=np.float32)
+    colours, top, extra = _colour_range(attentions, scale, exclude)  # (L, H, N, N)
+    value = "%{customdata:.3f}" if extra else "%{z:.3f}"
     figure = go.Figure(_grid_skeleton(num_layers, num_heads, show_ticks))  # a copy: the cached grid stays empty
     cells = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     figure.add_traces(
         [
             {
                 "type": "heatmap",
-                "z": np.asarray(attentions[layer, head], dtype=np.float32),
+                "z": colours[layer, head],
                 "x": labels,
                 "y": labels,
                 "coloraxis": "coloraxis",
                 "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>query %{{y}}<br>key %{{x}}"
-                "<br>weight %{z:.3f}<extra></extra>",
+                f"<br>weight {value}<extra></extra>",
+                **({"customdata": attentions[layer, head]} if extra else {}),
             }
             for layer, head in cells
         ],
@@ -142,9 +204,12 @@ def attention_grid(tokens: Sequence[str], attentions: np.ndarray) -> go.Figure:
         cols=[head + 1 for _, head in cells],
     )
     figure.update_layout(
-        coloraxis_cmax=float(attentions.max()),
+        coloraxis_cmax=top,
+        coloraxis_colorbar_title_text="weight ÷ row max" if extra else "weight",
         height=int(np.clip(num_layers * (140 + 6 * min(n, MAX_TICK_LABELS)), 320, 1400)),
     )
+    if title is not None:
+        figure.update_layout(title_text=html.escape(title, quote=False))
     return figure
 
 
