@@ -35,7 +35,11 @@ run: install
 
 ## make bench: speed report (medians, ratios from the same run)
 bench: install
-	$(BIN)/python -m benchmarks.run
+	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.run
+
+## make load: concurrent API clients against the app and Gradio's no-op floor (bounded, stops by itself)
+load: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.load
 
 ## make train: retrain the bundled checkpoint from SST-2
 train: install

@@ -62,6 +62,7 @@ if "OMP_NUM_THREADS" not in os.environ:
 logger = logging.getLogger(__name__)
 
 MEAN_HEAD = "mean"
+MAX_DIMS = 8  # positional-encoding dimensions drawn at once
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by deep link
 API_DECIMALS = 6  # the explanation endpoints round their numbers to this many decimals (/export keeps them exact)
 EXAMPLES = [
@@ -211,19 +212,31 @@ def _kept_view(kept: tuple | None, build, result: Analysis, **controls) -> tuple
     return kept if kept is not None and kept[0] == key else (key, _explain(build, result, **controls))
 
 
+def _layer_head(result: Analysis, layer, head) -> tuple[int, int | None]:
+    """A layer and head counted from 1 ("mean": every head), as 0-based indices; one that does not exist is a
+    clear ``gr.Error``, never Python's counting from the end."""
+    layers, heads = result.attentions.shape[:2]
+    try:
+        layer_index = explain_views.whole_number(layer, "Layer", 1, layers) - 1
+        head_index = None if head == MEAN_HEAD else explain_views.whole_number(head, "Head", 1, heads) - 1
+    except InputError as error:
+        raise _user_error(error, "Cannot draw this view") from None
+    return layer_index, head_index
+
+
 def show_head(
     result: Analysis | None, layer: int, head: str, scale: str = "global", leave_out: list[str] | None = None
 ) -> go.Figure | None:
     """Redraw the one-head heatmap from the kept analysis (no model call); ``head`` is "1".."H" or "mean"."""
     if result is None:
         return None
-    head_index = None if head == MEAN_HEAD else int(head) - 1
-    weights = analysis.attention_matrix(result, int(layer) - 1, head_index)
-    which = "mean of all heads" if head_index is None else f"head {head}"
+    layer_index, head_index = _layer_head(result, layer, head)
+    weights = analysis.attention_matrix(result, layer_index, head_index)
+    which = "mean of all heads" if head_index is None else f"head {head_index + 1}"
     return figures.attention_heatmap(
         result.tokens,
         weights,
-        f"Layer {layer}, {which}: who attends to whom",
+        f"Layer {layer_index + 1}, {which}: who attends to whom",
         scale=explain_panels.colour_scale(scale),
         exclude=explain_panels.excluded_positions(result.tokens, leave_out),
     )
@@ -378,12 +391,34 @@ def show_export(result: Analysis | None, layer: int, head: str) -> tuple:
     """Export tab: (the analysis as a JSON file, the current layer's and head's attention as a CSV file)."""
     if result is None:
         return None, None
-    head_index = None if head == MEAN_HEAD else int(head) - 1
-    csv_text = explain_views.export_csv(result, int(layer) - 1, head_index)
+    layer_index, head_index = _layer_head(result, layer, head)
+    csv_text = explain_views.export_csv(result, layer_index, head_index)
+    which = MEAN_HEAD if head_index is None else head_index + 1
     return (
         write_export("attention-explorer-analysis.json", explain_views.export_json(result)),
-        write_export(f"attention-layer{layer}-head{head}.csv", csv_text),
+        write_export(f"attention-layer{layer_index + 1}-head{which}.csv", csv_text),
     )
+
+
+def default_dims(model) -> list[int]:
+    """The positional-encoding dimensions shown at first: sines whose wavelengths (2π·10000^(dim/D)) span a
+    sentence to a paragraph, and the first one's cosine."""
+    sines = {2 * round(model.d_model * fraction / 2) for fraction in (0.1, 0.2, 0.35)}
+    return sorted(dim for dim in sines | {min(sines) + 1} if dim < model.d_model)
+
+
+def _page_choice(value, allowed: list, default):
+    """The page's ``value`` when it is one of the ``allowed`` choices, else ``default``."""
+    picked = page_address.choice(str(value), allowed) if isinstance(value, str | int) else None
+    return default if picked is None else picked
+
+
+def _page_choices(value, allowed: list, default: list, most: int | None = None) -> list:
+    """The page's list ``value`` when it holds only ``allowed`` choices (at most ``most``), else ``default``."""
+    if not isinstance(value, list) or (most is not None and len(value) > most):
+        return default
+    picked = [_page_choice(item, allowed, None) for item in value]
+    return default if None in picked else picked
 
 
 def restore_view(
@@ -397,18 +432,30 @@ def restore_view(
 ) -> tuple:
     """Page load: take text, layer, head and the colour scale from the address, then draw the main views.
 
+    The page's own values run here unchecked by Gradio (the load event does not preprocess): a deep link
+    (``?deep_link=``) fills the page with whatever its maker's session sent, so a page value is used only
+    when it is one of its control's choices, else the control's default; never echoed in an error.
+
     Returns:
         (text, layer, head, scale, leave_out, *the outputs of ``show_text``).
     """
     params = dict(request.query_params) if request is not None else {}
     model = get_model()[0].model
-    text = params.get("text", text)
-    layer = page_address.choice(params.get("layer"), list(range(1, model.num_layers + 1))) or layer
-    head = page_address.choice(params.get("head"), [MEAN_HEAD, *map(str, range(1, model.num_heads + 1))]) or head
-    scale = page_address.choice(params.get("scale"), SCALES) or scale
-    restored = page_address.choices(params.get("leave_out"), [value for _, value in explain_panels.LEAVE_OUT])
-    leave_out = leave_out if restored is None else restored
+    layers, heads = list(range(1, model.num_layers + 1)), [MEAN_HEAD, *map(str, range(1, model.num_heads + 1))]
+    leave_out_values = [value for _, value in explain_panels.LEAVE_OUT]
+    text = params.get("text", text if isinstance(text, str) else "")
+    layer = page_address.choice(params.get("layer"), layers) or _page_choice(layer, layers, 1)
+    head = page_address.choice(params.get("head"), heads) or _page_choice(head, heads, "1")
+    scale = page_address.choice(params.get("scale"), SCALES) or _page_choice(scale, SCALES, "global")
+    restored = page_address.choices(params.get("leave_out"), leave_out_values)
+    leave_out = _page_choices(leave_out, leave_out_values, []) if restored is None else restored
+    dims = page_dims(dims, model)
     return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out))
+
+
+def page_dims(dims, model) -> list[int]:
+    """The page's positional-encoding dimensions when they are the dropdown's choices (at most 8), else the default."""
+    return _page_choices(dims, list(range(model.d_model)), default_dims(model), most=MAX_DIMS)
 
 
 def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
@@ -557,13 +604,7 @@ def export(text: str, layer: int = 1, head: str = "1") -> dict:
     and one row per query}.
     """
     result = _read_for_api(text)
-    try:
-        layer_index = explain_views.whole_number(layer, "Layer", 1, result.attentions.shape[0]) - 1
-        head_index = (
-            None if head == MEAN_HEAD else explain_views.whole_number(head, "Head", 1, result.attentions.shape[1]) - 1
-        )
-    except InputError as error:
-        raise _user_error(error, "Cannot draw this view") from None
+    layer_index, head_index = _layer_head(result, layer, head)
     return {
         "analysis": to_jsonable(result),  # what the JSON download holds, numbers exact
         "attention_csv": explain_views.export_csv(result, layer_index, head_index),
@@ -576,9 +617,6 @@ def build_demo() -> gr.Blocks:
     model = loaded.model
     table = analysis.positional_table(model)
     pe_scale = f"√{model.d_model} ≈ {model.d_model**0.5:.1f}"
-    # sines whose wavelengths (2π·10000^(dim/D)) span a sentence to a paragraph, and the first one's cosine
-    sines = {2 * round(model.d_model * fraction / 2) for fraction in (0.1, 0.2, 0.35)}
-    pe_dims = sorted(dim for dim in sines | {min(sines) + 1} if dim < model.d_model)
     layer_choices = [(str(i), i) for i in range(1, model.num_layers + 1)]
     head_choices = [(str(h), h) for h in range(1, model.num_heads + 1)]
     with gr.Blocks(title="Transformer Attention Explorer") as demo:
@@ -647,9 +685,9 @@ def build_demo() -> gr.Blocks:
                 )
                 dims = gr.Dropdown(
                     list(range(model.d_model)),
-                    value=pe_dims,
+                    value=default_dims(model),
                     multiselect=True,
-                    max_choices=8,
+                    max_choices=MAX_DIMS,
                     label="Dimensions",
                 )
                 curves = gr.Plot(label="Encoding against position", elem_id="pe-curves")
@@ -892,29 +930,53 @@ def build_demo() -> gr.Blocks:
         tab_list = [attention_tab, all_heads_tab, positions_tab, rollout_tab, attributions_tab, inside_tab]
         tab_list += [knockout_tab, perturb_tab, order_tab, compare_tab, export_tab]
         for view, tab in zip(VIEWS, tab_list, strict=True):
-            tab.select(functools.partial(show_view, view), view_inputs, view_outputs, **private).success(**sync_url)
+            if view in explain:
+                selected = tab.select(functools.partial(show_view, view), view_inputs, view_outputs, **private)
+            else:  # drawn with the main views: selecting it reads nothing from the page
+                # (Gradio selects the first tab as the page mounts, before the load has checked the page's values)
+                selected = tab.select(functools.partial(str, view), None, current_view, **private)
+            selected.success(**sync_url)
         for handler, inputs, outputs, triggers in explain.values():
             if triggers:
                 gr.on(triggers, handler, inputs, outputs, **private).success(**sync_url)
 
         restored = [url_controls[name] for name in ["view", *(n for names in VIEW_PARAMS.values() for n in names)]]
 
-        def restore(result: Analysis | None, request: gr.Request) -> dict:
-            """Set the view's tab and its controls from the address."""
-            values = restore_controls(result, request)
-            tab = {tabs: gr.Tabs(selected=values["view"])} if "view" in values else {}
-            return tab | {url_controls[name]: value for name, value in values.items()} or gr.skip()
+        def restore(result: Analysis | None, shown_dims, request: gr.Request) -> dict:
+            """Set the view's tab and every control the later steps read: from the address, else its default.
 
+            A deep-linked page holds whatever its maker's session sent, unchecked; each choice control gets
+            a valid value here (the dimensions: the page's if valid), so no later step sends Gradio a value
+            whose rejection would echo it. The texts (B, the reordering) keep the page's: a deep link carries
+            the long ones, and a text is never echoed.
+            """
+            values = restore_controls(result, request)
+            view = values.get("view", current_view.value)
+            kept = {url_controls[name]: url_controls[name].value for name in URL_PARAMS if name not in TEXT_PARAMS}
+            controls = {control: value for control, value in kept.items() if control in restored}
+            return {
+                tabs: gr.Tabs(selected=view),
+                dims: page_dims(shown_dims, model),
+                **controls,
+                **{url_controls[name]: value for name, value in values.items()},
+                current_view: view,
+            }
+
+        # The load steps read no choice from the page through Gradio's checks (preprocess=False): on a
+        # deep-linked page those are an attacker's, and Gradio's rejection would echo them in a toast that
+        # renders HTML. ``restore_view`` and ``restore`` check them against the choices themselves, and
+        # write a valid value into every control that ``refresh`` then reads.
         # Each step runs even if the one before failed (an unreadable text in the address, say), so the
         # last one always hands the address over to the views.
         demo.load(
             restore_view,
             inputs=[text_box, layer, head, dims, scale, leave_out],
             outputs=[text_box, layer, head, scale, leave_out, *main_views],
+            preprocess=False,
             api_visibility="private",
-        ).then(restore, result_state, [tabs, *restored], api_visibility="private").then(**refresh).then(
-            **(sync_url | {"js": _sync_url_js(address_read=True)})
-        )
+        ).then(restore, [result_state, dims], [tabs, dims, *restored], preprocess=False, api_visibility="private").then(
+            **refresh
+        ).then(**(sync_url | {"js": _sync_url_js(address_read=True)}))
 
         for endpoint in (
             predict,

@@ -26,6 +26,12 @@ from tokenizers import Tokenizer  # noqa: E402
 from transformer import TransformerClassifier  # noqa: E402
 from transformer.tokenizer import train_tokenizer  # noqa: E402
 
+if "OMP_NUM_THREADS" not in os.environ:
+    # What app.py does on import, done here for the whole test session: every test runs the model on one
+    # thread, as the app does, whether or not ``app`` is imported yet (a second thread on two busy cores is
+    # many times slower for these small matrices).
+    torch.set_num_threads(1)
+
 TINY_MAX_LEN = 32
 LABELS = ["negative", "positive"]
 MARKUP = '<b>bold</b> <script>window.__x=1</script> <a href="https://example.com">link</a>'
@@ -72,17 +78,11 @@ def import_app(model_dir: Path):
     """Import ``app`` on the tiny model; later calls reuse the module.
 
     ``MODEL_ID`` stays set for the session, because ``app.get_model`` reads it again whenever its cache is
-    cleared. The torch thread count that importing ``app`` lowers is put back for the other tests.
+    cleared. Importing ``app`` sets torch to one thread, as this module already has for the whole session.
     """
     os.environ["MODEL_ID"] = str(model_dir)
     os.environ.pop("MODEL_REVISION", None)
-    if "app" in sys.modules:
-        return sys.modules["app"]
-    threads = torch.get_num_threads()
-    try:
-        return importlib.import_module("app")
-    finally:
-        torch.set_num_threads(threads)
+    return importlib.import_module("app")
 
 
 def free_port() -> int:

@@ -102,6 +102,8 @@ def test_copied_link_reproduces_the_view(page, url):
     page.goto(url)
     submit(page, text)
     wait_for_heatmap_with(page, "funny")
+    # The address is rewritten once the page-load steps finish; on busy cores that can trail the heatmap.
+    page.wait_for_function("(t) => new URL(location.href).searchParams.get('text') === t", arg=text)
     page.get_by_role("button", name="Copy link to this view").click()
     page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('deep_link=')")
     link = page.evaluate("() => navigator.clipboard.readText()")

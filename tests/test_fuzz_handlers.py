@@ -120,8 +120,7 @@ def test_analyze_reads_any_text_whole_or_truncated_or_says_why(loaded, text):
     np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, atol=1e-4)
     assert sum(result.probabilities) == pytest.approx(1.0, abs=1e-5)
     assert all(0 <= start <= end <= len(text) for start, end in result.offsets)
-    if not expanded_by_normaliser(result):  # see test_token_view_shows_an_expanded_character_once
-        assert "".join(piece for piece, _ in analysis.token_spans(result)) == text  # every character shown once
+    assert "".join(piece for piece, _ in analysis.token_spans(result)) == text  # every character shown once
     json.dumps(analysis.attention_payload(result), allow_nan=False)  # what /attention sends is valid JSON
     json.dumps(analysis.label_payload(result), allow_nan=False)
 
@@ -145,8 +144,7 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
         assert is_clear_sentence(notice)
         return
     assert set(prediction) == set(model.label_names)
-    if not expanded_by_normaliser(result):
-        assert "".join(piece for piece, _ in spans) == text
+    assert "".join(piece for piece, _ in spans) == text
     assert (notice != "") == result.truncated
     for figure in (heatmap, grid, curves):
         for label in figure_labels(figure):  # typed markup is escaped: plotly never sees a tag from the text
@@ -155,11 +153,6 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
     assert sum(trace.mode == "lines" for trace in curves.data) == len(kept)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="token_spans shows a character once per token the normaliser made of it: '…' is read as three '.' "
-    "tokens sharing the span (0, 1), and the Tokens view shows '………'; see the report",
-)
 @pytest.mark.parametrize("text", ["wait… what", "¼ of it", "a ﬁne film"])
 def test_token_view_shows_an_expanded_character_once(loaded, text):
     result = analysis.analyze(loaded.model, loaded.tokenizer, text)
@@ -190,7 +183,7 @@ POSITIVE = st.integers(1, 12) | st.sampled_from([2**31, 2**63, 10**30])
 def test_show_head_draws_the_head_it_names_or_refuses(app, loaded, result, layer, head):
     """Any layer and head from 1 up: the figure shows exactly the weights it names, or none is drawn.
 
-    Zero and negative indices are the xfail test below.
+    Zero and negative indices are the test below.
     """
     head = str(head)
     try:
@@ -205,12 +198,6 @@ def test_show_head_draws_the_head_it_names_or_refuses(app, loaded, result, layer
     np.testing.assert_allclose(figure.data[0].z, expected)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="show_head draws the last layer (or head) for layer 0 or a negative layer/head and titles it with "
-    "the index asked for: Python's negative indexing. Only direct calls reach it today (the Radio "
-    "validates); see the report.",
-)
 @pytest.mark.parametrize(("layer", "head"), [(0, "1"), (-1, "1"), (1, "0"), (1, "-1")])
 def test_show_head_refuses_layers_and_heads_that_do_not_exist(app, result, layer, head):
     with pytest.raises((gr.Error, IndexError, ValueError)):

@@ -298,12 +298,6 @@ def poisoned(fn, position: int) -> list:
     return values
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="a selector value a deep link can carry (gradio stores what a session sent before checking it) is "
-    "echoed by gradio's choice check as '<markup>' (type: <class 'str'>) in the error toast of whoever opens the "
-    "link; see the report",
-)
 def test_selector_values_a_deep_linked_page_sends_on_load_are_never_echoed(app, caller):
     """What the page sends on load comes from the deep-linked state, unchecked: no message may echo it as markup."""
     echoed = []
@@ -400,11 +394,6 @@ def test_markup_in_a_shared_address_stays_text_in_every_view(page, url, view, te
 
 
 @pytest.mark.browser
-@pytest.mark.xfail(
-    strict=True,
-    reason="a crafted deep link puts its markup in the error toast of whoever opens it (gradio echoes the "
-    "rejected selector value, and its toast renders HTML); see the report",
-)
 def test_a_crafted_deep_link_puts_no_markup_on_the_page(app, url, page):
     """An attacker's session sends markup for every selector (gradio stores each, then rejects it) and shares it."""
     attacker, poisoned_ids = QueueCaller(url), set()

@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from .loading import DEFAULT_MODEL_DIR
+
 MAX_INPUT_CHARS = 10_000
 PAYLOAD_DECIMALS = 4
 
@@ -144,14 +146,18 @@ def text_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[str, in
     """The typed text cut at token boundaries: (piece, token position) pairs, in order.
 
     Every character appears exactly once. A token's piece is its span of ``text``; text between
-    tokens and text after the last one (cut by truncation) have position None.
+    tokens and text after the last one (cut by truncation) have position None. Where the normaliser
+    made several tokens of one character ("…" is read as three "." tokens, all with its span), the
+    character goes to the first of them and the others get no piece.
     """
     pieces: list[tuple[str, int | None]] = []
     cursor = 0
     for position, (start, end) in enumerate(offsets):
         if start > cursor:
             pieces.append((text[cursor:start], None))
-        pieces.append((text[start:end], position))
+        start = max(start, cursor)
+        if end > start:
+            pieces.append((text[start:end], position))
         cursor = max(cursor, end)
     if cursor < len(text):
         pieces.append((text[cursor:], None))
@@ -199,6 +205,21 @@ def positional_table(model: torch.nn.Module) -> np.ndarray:
     return model.positional_encoding.pe[0].float().cpu().numpy()  # (1, max_len, D) -> (max_len, D)
 
 
+def model_source(source: str) -> str:
+    """How the page names a model's source: the bundled model by its place in the repository, others as given.
+
+    The server's own folders stay off the page: "bundled assets/model", not an absolute path.
+    """
+    path = Path(source)
+    if not path.is_dir():
+        return str(source)  # a Hub repo id
+    resolved, bundled = path.resolve(), DEFAULT_MODEL_DIR.resolve()
+    repository = bundled.parent.parent
+    if resolved == bundled:
+        return f"bundled {bundled.relative_to(repository).as_posix()}"
+    return resolved.relative_to(repository).as_posix() if resolved.is_relative_to(repository) else str(source)
+
+
 def model_status(loaded, note: str | None = None) -> str:
     """One Markdown line for the page: source, revision, device, parameter count and dev accuracy.
 
@@ -209,7 +230,7 @@ def model_status(loaded, note: str | None = None) -> str:
     parameter_count = sum(p.numel() for p in loaded.model.parameters())
     accuracy = (loaded.metrics or {}).get("dev_accuracy")
     parts = [
-        f"**Model** {html.escape(str(loaded.source))}",
+        f"**Model** {html.escape(model_source(loaded.source))}",
         f"revision {html.escape(loaded.revision or ('local folder' if Path(loaded.source).is_dir() else 'main'))}",
         f"device {html.escape(str(loaded.device))}",
         f"{parameter_count:,} parameters",
