@@ -1,7 +1,7 @@
 """The explanation views and the main handler, as the app runs them: ``python -m benchmarks.explain_views``.
 
-On the bundled model when assets/model is there, else on random weights of its sizes (d_model 256, 3 layers,
-4 heads, d_ff 512). A 25-token sentence, torch on one thread as the app sets it. Targets (issue 5, issue 4):
+On the bundled model when assets/model is there, else on random weights of the default sizes (d_model 256, 3 layers,
+4 heads, d_ff 512). Sentences of 25, 128 and 256 tokens, torch on one thread as the app sets it. Targets (issues 4, 5):
 Integrated Gradients at its default steps <= 300 ms, head importance <= 300 ms, the main handler p50 <= 100 ms.
 """
 
@@ -10,6 +10,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import plotly.graph_objects as go
 import torch
 
 from transformer import TransformerClassifier
@@ -39,7 +40,32 @@ def _model_dir() -> Path:
     return folder
 
 
-def run(rounds: int = 30) -> list[str]:
+def sentence_of(app, tokens: int) -> tuple[str, object]:
+    """A text the model reads as exactly ``tokens`` tokens (or its max_len), and its analysis."""
+    words = (WORDS * (tokens // len(WORDS) + 2))[: tokens + 8]
+    text = " ".join(words)
+    result = app.run_model(text)
+    while result.total_tokens > tokens and len(words) > 1:
+        words = words[:-1]
+        text = " ".join(words)
+        result = app.run_model(text)
+    return text, result
+
+
+def payload_kb(outputs) -> float:
+    """What the outputs weigh as JSON: figures as plotly serialises them, dicts and text as they are."""
+    total = 0
+    for out in outputs if isinstance(outputs, tuple) else (outputs,):
+        if isinstance(out, go.Figure):
+            total += len(out.to_json())
+        elif isinstance(out, dict | list):
+            total += len(json.dumps(out, default=str))
+        elif isinstance(out, str):
+            total += len(out)
+    return total / 1024
+
+
+def run(lengths=(25, 128, 256), rounds: int = 20) -> list[str]:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     os.environ["MODEL_ID"] = str(_model_dir())
     import app  # after MODEL_ID: importing app loads the model
@@ -47,38 +73,41 @@ def run(rounds: int = 30) -> list[str]:
     from transformer.explain import integrated_gradients
 
     loaded = app.get_model()[0]
-    text = " ".join(WORDS)
-    result = app.run_model(text)
-    while len(result.tokens) > 25:  # the issue's sentence length
-        text = text.rsplit(" ", 1)[0]
-        result = app.run_model(text)
     model, tokenizer = loaded.model, loaded.tokenizer
-    ids = explain_views.sentence_ids(model, result)
-    candidates = {
-        "main handler show_text (every main view)": lambda: app.show_text(text, 1, "1", [26, 27, 50, 90]),
-        "integrated gradients, default steps": lambda: integrated_gradients(model, ids, 1),
-        "attributions view (grad×input + IG + agreement)": lambda: explain_views.attribution_view(
-            model, tokenizer, result
-        ),
-        "head importance (every head, one batch)": lambda: explain_views.importance_view(model, tokenizer, result),
-        "knockout view": lambda: explain_views.knockout_view(model, tokenizer, result, ["L1 H2"]),
-        "attributions tab, first draw": lambda: app.show_attributions(result, "predicted", 32, "pad", None),
-        "knockout tab, first draw (+ importance)": lambda: app.show_knockout(
-            result, ["L1 H2"], "global", [], None, None
-        ),
-        "compare tab, first draw (B through the model)": lambda: app.show_compare(
-            result, text + " !", 1, 1, "global", [], None
-        ),
-    }
-    times = measure(candidates, rounds=rounds)
     lines = [
         f"model {loaded.source}: d_model={model.d_model} heads={model.num_heads} layers={model.num_layers}; "
-        f"{len(result.tokens)} tokens; torch {torch.__version__}, {torch.get_num_threads()} thread(s); "
-        f"medians of {rounds} interleaved rounds",
-        f"{'':<48} {'median ms':>10} {'p95 ms':>8}",
+        f"torch {torch.__version__}, {torch.get_num_threads()} thread(s) as the app sets it; "
+        f"median and p95 of {rounds} interleaved rounds; payload = JSON the view sends",
+        f"{'tokens':>6} {'':<48} {'median ms':>10} {'p95 ms':>8} {'payload KB':>11}",
     ]
-    lines += [f"{name:<48} {median_ms(t):>10.1f} {p95_ms(t):>8.1f}" for name, t in times.items()]
-    lines.append("targets: integrated gradients <= 300 ms, head importance <= 300 ms, main handler <= 100 ms")
+    for tokens in lengths:
+        text, result = sentence_of(app, tokens)
+        ids = explain_views.sentence_ids(model, result)
+        candidates = {
+            "main handler show_text (every main view)": lambda t=text: app.show_text(t, 1, "1", [26, 27, 50, 90]),
+            "head redraw show_head (no model call)": lambda r=result: app.show_head(r, 2, "mean"),
+            "model forward with attentions (analyze)": lambda t=text: app.run_model(t),
+            "integrated gradients, default steps": lambda i=ids: integrated_gradients(model, i, 1),
+            "head importance (every head, one batch)": lambda r=result: explain_views.importance_view(
+                model, tokenizer, r
+            ),
+            "attributions tab, first draw": lambda r=result: app.show_attributions(r, "predicted", 32, "pad", None),
+            "knockout tab, first draw (+ importance)": lambda r=result: app.show_knockout(
+                r, ["L1 H2"], "global", [], None, None
+            ),
+            "compare tab, first draw (B through the model)": lambda r=result, t=text: app.show_compare(
+                r, t + " !", 1, 1, "global", [], None
+            ),
+            "/attention API payload": lambda t=text: app.attention(t),
+        }
+        times = measure(candidates, rounds=rounds, warmup=2)
+        sizes = {name: payload_kb(fn()) for name, fn in candidates.items()}
+        for name, t in times.items():
+            size = f"{sizes[name]:>11.0f}" if sizes[name] else f"{'-':>11}"
+            lines.append(f"{len(result.tokens):>6} {name:<48} {median_ms(t):>10.1f} {p95_ms(t):>8.1f} {size}")
+    lines.append(
+        "targets at 25 tokens: integrated gradients <= 300 ms, head importance <= 300 ms, main handler <= 100 ms"
+    )
     return lines
 
 

@@ -1,0 +1,183 @@
+"""The one way to load a trained classifier and its tokenizer: from a folder or from the Hugging Face Hub.
+
+A model folder (what ``transformer.train`` writes) holds config.json, model.safetensors and
+tokenizer.json, plus metrics.json and README.md. A Hub repo id goes through ``huggingface_hub``, so
+the Hub cache (``HF_HOME``/``HF_HUB_CACHE``), offline mode (``HF_HUB_OFFLINE=1``) and revision
+pinning behave as Hugging Face users expect.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+from huggingface_hub import constants, hf_hub_download
+from huggingface_hub.errors import (
+    EntryNotFoundError,
+    HFValidationError,
+    LocalEntryNotFoundError,
+    RepositoryNotFoundError,
+    RevisionNotFoundError,
+)
+from tokenizers import Tokenizer
+
+from .classifier import TransformerClassifier
+
+DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
+CONFIG_FILE = constants.CONFIG_NAME  # "config.json"
+WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE  # "model.safetensors"
+TOKENIZER_FILE = "tokenizer.json"
+METRICS_FILE = "metrics.json"
+REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
+_REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")
+
+
+class ModelLoadError(Exception):
+    """A model could not be loaded; the message names the source and what is wrong."""
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A classifier ready for inference, with the tokenizer it was trained with.
+
+    Attributes:
+        model: in eval mode, on ``device``.
+        tokenizer: the ``tokenizer.json`` saved beside the weights (normaliser included).
+        source: the folder path or Hub repo id it was loaded from.
+        revision: the Hub revision asked for (None for a folder or the default branch).
+        device: where the model's parameters live.
+        metrics: the parsed metrics.json, or {} when the source has none.
+    """
+
+    model: TransformerClassifier
+    tokenizer: Tokenizer
+    source: str
+    revision: str | None
+    device: torch.device
+    metrics: dict = field(default_factory=dict)
+
+
+def load_model(
+    source: str | Path = DEFAULT_MODEL_DIR, revision: str | None = None, device: str | torch.device | None = None
+) -> LoadedModel:
+    """Load a trained classifier and its tokenizer.
+
+    Args:
+        source: a local model folder, or a Hub repo id such as ``"owner/name"``. A string names a folder
+            when that folder exists or when it cannot be a repo id (``./x``, ``/abs/path``, ``a/b/c``).
+        revision: Hub branch, tag or commit; only for repo ids.
+        device: torch device; default CUDA when available, else CPU.
+
+    Returns:
+        A ``LoadedModel`` with the model in eval mode on ``device``.
+
+    Raises:
+        ModelLoadError: the folder or a required file is missing, the repo or revision is not on the
+            Hub (or not in the cache while offline), or the files are corrupt or do not match each other.
+    """
+    device = torch.device(device) if device is not None else _default_device()
+    if isinstance(source, Path) or Path(source).is_dir() or not _REPO_ID.fullmatch(source):
+        if revision is not None:
+            raise ModelLoadError(f"{source}: revision {revision!r} given, but a local folder has no revisions")
+        folder, where = _check_folder(Path(source)), str(source)
+    else:
+        folder, where = _download(source, revision), f"{source} (revision {revision or 'main'})"
+    tokenizer = _read_tokenizer(folder / TOKENIZER_FILE, where)
+    model = _read_model(folder, where, device)
+    if tokenizer.get_vocab_size() != model.embedding.num_embeddings:
+        raise ModelLoadError(
+            f"{where}: {TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model's embedding has "
+            f"{model.embedding.num_embeddings} rows; the files come from different models"
+        )
+    metrics = _read_metrics(folder / METRICS_FILE, where)
+    return LoadedModel(model.eval(), tokenizer, str(source), revision, device, metrics)
+
+
+def _default_device() -> torch.device:
+    """CUDA when available, else CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _check_folder(folder: Path) -> Path:
+    """Return ``folder`` if it holds every required file, else raise a ModelLoadError naming what is missing."""
+    if not folder.is_dir():
+        raise ModelLoadError(f"{folder}: no such model folder")
+    missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if missing:
+        raise ModelLoadError(
+            f"{folder}: missing {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})"
+        )
+    return folder
+
+
+def _download(repo_id: str, revision: str | None) -> Path:
+    """Fetch the model files of a Hub repo through the Hub cache; return the snapshot folder."""
+    where = f"{repo_id} (revision {revision or 'main'})"
+    paths = {}
+    for name in (*REQUIRED_FILES, METRICS_FILE):
+        try:
+            paths[name] = Path(hf_hub_download(repo_id, name, revision=revision))
+        except RepositoryNotFoundError:
+            raise ModelLoadError(
+                f"{repo_id}: no such model repo on the Hub (or it is private and no token is set), "
+                "and no local folder of that name"
+            ) from None
+        except RevisionNotFoundError:
+            raise ModelLoadError(f"{repo_id}: revision {revision!r} does not exist") from None
+        except LocalEntryNotFoundError:
+            if name == METRICS_FILE:
+                continue
+            if constants.HF_HUB_OFFLINE:
+                raise ModelLoadError(
+                    f"{where}: {name} is not in the Hugging Face cache and HF_HUB_OFFLINE is set "
+                    "(and there is no local folder of that name); download it once while online"
+                ) from None
+            raise ModelLoadError(f"{where}: cannot reach the Hub to download {name} and it is not cached") from None
+        except EntryNotFoundError:
+            if name == METRICS_FILE:
+                continue
+            raise ModelLoadError(f"{where}: the repo has no {name}") from None
+        except HFValidationError as error:
+            raise ModelLoadError(f"{repo_id}: not a valid Hub repo id or revision ({error})") from None
+    folders = {path.parent for path in paths.values()}
+    if len(folders) != 1:
+        raise ModelLoadError(f"{where}: the files resolved to different snapshots: {sorted(map(str, folders))}")
+    return folders.pop()
+
+
+def _read_tokenizer(path: Path, where: str) -> Tokenizer:
+    """Parse tokenizer.json."""
+    try:
+        return Tokenizer.from_file(str(path))
+    except Exception as error:  # tokenizers raises a bare Exception for unreadable files
+        raise ModelLoadError(f"{where}: {TOKENIZER_FILE} is not a valid tokenizer file ({error})") from None
+
+
+def _read_model(folder: Path, where: str, device: torch.device) -> TransformerClassifier:
+    """Build the classifier from config.json and load model.safetensors strictly, straight onto ``device``."""
+    try:
+        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelLoadError(f"{where}: {CONFIG_FILE} is not valid JSON ({error})") from None
+    if not isinstance(config, dict) or "vocab_size" not in config or "num_classes" not in config:
+        raise ModelLoadError(f"{where}: {CONFIG_FILE} lacks vocab_size or num_classes; not a classifier config")
+    try:
+        return TransformerClassifier.from_pretrained(folder, strict=True, map_location=str(device))
+    except ValueError as error:  # corrupt or mismatched weights, as the classifier reports them
+        raise ModelLoadError(f"{where}: {error}") from None
+    except TypeError as error:  # config.json has arguments the classifier does not take
+        raise ModelLoadError(f"{where}: {CONFIG_FILE} does not fit TransformerClassifier ({error})") from None
+
+
+def _read_metrics(path: Path, where: str) -> dict:
+    """Parse metrics.json; {} when there is none."""
+    if not path.is_file():
+        return {}
+    try:
+        metrics = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelLoadError(f"{where}: {METRICS_FILE} is not valid JSON ({error})") from None
+    if not isinstance(metrics, dict):
+        raise ModelLoadError(f"{where}: {METRICS_FILE} is not a JSON object")
+    return metrics
