@@ -43,7 +43,7 @@ load: install
 
 ## make train: retrain the bundled checkpoint from SST-2
 train: install
-	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model
+	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
 
 evaluate: install
 	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/glue_dev.tsv $(DATA_DIR)/sent_test.tsv

@@ -46,7 +46,7 @@ def predict(
 
 def accuracy(predictions: torch.Tensor, labels: list[int]) -> float:
     """Fraction of predictions equal to the labels."""
-    return (predictions == torch.tensor(labels)).float().mean().item()
+    return (predictions == torch.tensor(labels)).sum().item() / len(labels)
 
 
 def confusion_summary(name: str, predictions: torch.Tensor, labels: list[int], label_names: list[str]) -> str:
