@@ -1,5 +1,6 @@
 """The classifier: the tutorial's check, padding correctness, word order, save/load."""
 
+import functools
 import json
 import math
 import threading
@@ -7,14 +8,11 @@ import threading
 import pytest
 import torch
 from safetensors.torch import save_file
+from tiny import tiny_model as shared_tiny_model
 
 from transformer import TransformerClassifier
 
-
-def tiny_model(**overrides):
-    torch.manual_seed(0)
-    config = dict(vocab_size=30, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=16, dropout=0.0)
-    return TransformerClassifier(**(config | overrides)).eval()
+tiny_model = functools.partial(shared_tiny_model, vocab_size=30, max_len=16)
 
 
 def test_tutorial_end_to_end_check():

@@ -4,8 +4,8 @@ import math
 
 import pytest
 import torch
+from tiny import tiny_model
 
-from transformer import TransformerClassifier
 from transformer.explain import (
     align_tokens,
     aligned_difference,
@@ -22,12 +22,6 @@ from transformer.explain import (
 )
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12]])
-
-
-def tiny_model(**overrides):
-    torch.manual_seed(0)
-    config = dict(vocab_size=50, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=32, dropout=0.0)
-    return TransformerClassifier(**(config | overrides)).eval()
 
 
 def test_rollout_rows_sum_to_one_and_follow_the_recursion():

@@ -4,8 +4,8 @@ import math
 
 import pytest
 import torch
+from tiny import tiny_model
 
-from transformer import TransformerClassifier
 from transformer.explain import (
     COMPLETENESS_ATOL,
     COMPLETENESS_RTOL,
@@ -23,12 +23,6 @@ from transformer.explain import (
 )
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12, 41, 2]])
-
-
-def tiny_model(seed=0, **overrides):
-    torch.manual_seed(seed)
-    config = dict(vocab_size=50, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=32, dropout=0.0)
-    return TransformerClassifier(**(config | overrides)).eval()
 
 
 @pytest.mark.parametrize("seed", range(4))

@@ -6,8 +6,9 @@ import re
 import plotly.graph_objects as go
 import pytest
 import torch
+from tiny import tiny_model
 
-from transformer import TransformerClassifier, analysis
+from transformer import analysis
 from transformer.explain import (
     attention_rollout,
     compare_sentences,
@@ -33,12 +34,6 @@ MARKUP = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
 TOKENS = ["the", MARKUP, "the", "1995", MARKUP, '"hi"']
 SENTENCE = torch.tensor([[5, 9, 5, 7, 9, 12]])
-
-
-def tiny_model():
-    torch.manual_seed(0)
-    config = dict(vocab_size=50, num_classes=2, d_model=16, num_heads=2, num_layers=2, d_ff=32, max_len=32, dropout=0.0)
-    return TransformerClassifier(**config).eval()
 
 
 def strings(value):

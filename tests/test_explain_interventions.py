@@ -1,9 +1,11 @@
 """Experiments that change the model or the input: head knockout, token perturbation, word order."""
 
+import functools
+
 import pytest
 import torch
+from tiny import tiny_model as shared_tiny_model
 
-from transformer import TransformerClassifier
 from transformer.explain import (
     head_importance,
     layer_input,
@@ -14,13 +16,8 @@ from transformer.explain import (
     word_order_experiment,
 )
 
+tiny_model = functools.partial(shared_tiny_model, num_classes=3, num_layers=3)
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12]])
-
-
-def tiny_model(**overrides):
-    torch.manual_seed(0)
-    config = dict(vocab_size=50, num_classes=3, d_model=16, num_heads=2, num_layers=3, d_ff=32, max_len=32, dropout=0.0)
-    return TransformerClassifier(**(config | overrides)).eval()
 
 
 @torch.no_grad()
