@@ -18,7 +18,6 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
-import torch
 from app_fixtures import import_app, serving, write_model_dir
 from fuzz_helpers import (
     NORMAL_TEXT,
@@ -73,13 +72,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def url(app):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as app.py does: on two busy cores a second intra-op thread is 30x slower
-    try:
-        with serving(app.demo) as served:
-            yield served
-    finally:
-        torch.set_num_threads(threads)
+    with serving(app.demo) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
-import torch
 from app_fixtures import import_app, write_model_dir
 from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, is_clear_sentence, leaks
 from hypothesis import HealthCheck, given, settings
@@ -32,15 +31,6 @@ FUZZ = settings(
 )
 FIGURES = settings(FUZZ, max_examples=40)  # each example draws plotly figures: tens of milliseconds apiece
 WRONG_TYPES = [5, 3.5, True, ["a", "list"], {"text": "a dict"}]
-
-
-@pytest.fixture(scope="module", autouse=True)
-def one_torch_thread():
-    """As the app runs (see app.py): on two busy cores a second intra-op thread makes a forward pass 30x slower."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")

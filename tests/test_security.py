@@ -135,13 +135,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def url(app):
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)  # as app.py does
-    try:
-        with serving(app.demo) as served:
-            yield served
-    finally:
-        torch.set_num_threads(threads)
+    with serving(app.demo) as served:
+        yield served
 
 
 @pytest.fixture(scope="module")
