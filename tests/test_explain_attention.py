@@ -52,12 +52,13 @@ def test_rollout_needs_a_batch_of_one():
 
 
 @pytest.mark.parametrize("norm_first", [True, False])
-def test_recomputed_head_weights_equal_the_models_attentions(norm_first):
+@pytest.mark.parametrize("positional_encoding", [None, False])
+def test_recomputed_head_weights_equal_the_models_attentions(norm_first, positional_encoding):
     model = tiny_model(norm_first=norm_first)
-    attentions = predict(model, SENTENCE).attentions
+    attentions = predict(model, SENTENCE, positional_encoding=positional_encoding).attentions
     for layer in range(2):
         for head in range(2):
-            scores = head_scores(model, SENTENCE, layer, head)
+            scores = head_scores(model, SENTENCE, layer, head, positional_encoding=positional_encoding)
             torch.testing.assert_close(scores.weights, attentions[layer][0, head])
 
 

@@ -79,6 +79,21 @@ class TransformerClassifier(
         """
         return self.embedding(input_ids) * math.sqrt(self.d_model)
 
+    def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:
+        """The input of the first encoder block: token embeddings plus positional encoding, then dropout.
+
+        Args:
+            input_ids: token ids (may be None when ``inputs_embeds`` is given).
+            inputs_embeds: precomputed ``token_embeddings(input_ids)``.
+            positional_encoding: override ``use_positional_encoding`` for this call.
+
+        Shape:
+            input_ids: (B, N); inputs_embeds: (B, N, D). Returns (B, N, D).
+        """
+        x = self.token_embeddings(input_ids) if inputs_embeds is None else inputs_embeds  # (B, N, D)
+        use_pe = self.use_positional_encoding if positional_encoding is None else positional_encoding
+        return self.positional_encoding(x) if use_pe else self.positional_encoding.dropout(x)
+
     def forward(
         self,
         input_ids=None,
@@ -107,9 +122,7 @@ class TransformerClassifier(
             logits (B, C); with ``output_attentions``, ``(logits, attentions)`` where ``attentions``
             is a tuple of L tensors of shape (B, H, N, N), the format of Hugging Face and bertviz.
         """
-        x = self.token_embeddings(input_ids) if inputs_embeds is None else inputs_embeds  # (B, N, D)
-        use_pe = self.use_positional_encoding if positional_encoding is None else positional_encoding
-        x = self.positional_encoding(x) if use_pe else self.positional_encoding.dropout(x)
+        x = self.embed(input_ids, inputs_embeds=inputs_embeds, positional_encoding=positional_encoding)  # (B, N, D)
 
         mask = None
         if attention_mask is not None:

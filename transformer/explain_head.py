@@ -2,9 +2,8 @@
 
 Shape letters: L = layers, H = heads, N = tokens, D = d_model, d_k = D // H.
 
-The scores are recomputed from the model's own modules (embedding, positional encoding, the
-earlier blocks, norm1, W_q, W_k), without changing the model, so the softmax weights match the
-attentions the model returns.
+The scores are recomputed from the model's own modules (``embed``, the earlier blocks, norm1, W_q,
+W_k), without changing the model, so the softmax weights match the attentions the model returns.
 """
 
 import math
@@ -72,10 +71,7 @@ def layer_input(
     check_sentence(model, input_ids)
     if not 0 <= layer < model.num_layers:
         raise ValueError(f"layer must be in [0, {model.num_layers}), got {layer}")
-    x = model.token_embeddings(input_ids)  # (1, N, D)
-    use_pe = model.use_positional_encoding if positional_encoding is None else positional_encoding
-    if use_pe:
-        x = model.positional_encoding(x)
+    x = model.embed(input_ids, positional_encoding=positional_encoding)  # (1, N, D)
     for i, block in enumerate(model.layers[:layer]):
         x, _ = block(x, None, False, None if head_mask is None else head_mask[i])
     return x
