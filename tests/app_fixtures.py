@@ -21,6 +21,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # `transformer` and `app` import however pytest was started
 
 import torch  # noqa: E402
+from tiny import tiny_model  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
 from transformer import TransformerClassifier  # noqa: E402
@@ -50,19 +51,8 @@ def build_tokenizer() -> Tokenizer:
 
 
 def build_model(tokenizer: Tokenizer, max_len: int = TINY_MAX_LEN) -> TransformerClassifier:
-    """A seeded, untrained two-layer, two-head classifier for ``tokenizer``, built in milliseconds."""
-    torch.manual_seed(0)
-    return TransformerClassifier(
-        vocab_size=tokenizer.get_vocab_size(),
-        num_classes=2,
-        d_model=16,
-        num_heads=2,
-        num_layers=2,
-        d_ff=32,
-        max_len=max_len,
-        dropout=0.0,
-        label_names=LABELS,
-    ).eval()
+    """The seeded, untrained tiny classifier (``tiny.tiny_model``) for ``tokenizer``, built in milliseconds."""
+    return tiny_model(vocab_size=tokenizer.get_vocab_size(), max_len=max_len, label_names=LABELS)
 
 
 def write_model_dir(directory: Path) -> Path:

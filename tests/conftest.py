@@ -12,9 +12,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-import torch
+from tiny import tiny_model
 
-from transformer.classifier import TransformerClassifier
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -64,17 +63,8 @@ def tiny_tokenizer():
 @pytest.fixture
 def tiny_model_dir(tmp_path, tiny_tokenizer) -> Path:
     """A folder ``load_model`` accepts: an untrained tiny classifier (seed 0), tokenizer.json and metrics.json."""
-    torch.manual_seed(0)
-    model = TransformerClassifier(
-        vocab_size=tiny_tokenizer.get_vocab_size(),
-        num_classes=2,
-        d_model=16,
-        num_heads=2,
-        num_layers=2,
-        d_ff=32,
-        max_len=64,
-        pad_token_id=0,
-        label_names=["negative", "positive"],
+    model = tiny_model(
+        vocab_size=tiny_tokenizer.get_vocab_size(), max_len=64, dropout=0.1, label_names=["negative", "positive"]
     )
     folder = tmp_path / "tiny-model"
     model.save_pretrained(folder)
