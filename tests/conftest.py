@@ -4,6 +4,8 @@
 - ``tiny_model_dir``: an untrained tiny classifier saved with that tokenizer, in a fresh temporary folder.
 - ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as SST-style TSV files.
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
+- ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
+  ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``).
 """
 
 import json
@@ -12,6 +14,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from app_fixtures import import_app, serving, write_model_dir
+from gradio_client import Client
 from tiny import tiny_model
 
 from transformer.tokenizer import train_tokenizer
@@ -115,3 +119,21 @@ def copy_model_dir(tmp_path):
         return Path(shutil.copytree(source, tmp_path / f"copy-of-{source.name}"))
 
     return copy
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    """The ``app`` module, importing it on a tiny untrained model if no test has yet."""
+    return import_app(write_model_dir(tmp_path_factory.mktemp("app-model")))
+
+
+@pytest.fixture(scope="module")
+def url(app):
+    """The app served in this process on a free port, closed after the module."""
+    with serving(app.demo) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
+def client(url):
+    return Client(url, verbose=False, analytics_enabled=False)

@@ -10,8 +10,7 @@ import httpx
 import huggingface_hub
 import numpy as np
 import pytest
-from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, serving, write_model_dir
-from gradio_client import Client
+from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
 from gradio_client.exceptions import AppError
 
 from transformer import analysis
@@ -174,12 +173,6 @@ ENDPOINTS = {
 def test_api_page_lists_one_endpoint_per_view_and_nothing_else(app):
     endpoints = app.demo.get_api_info()["named_endpoints"]
     assert set(endpoints) == ENDPOINTS
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    with serving(app.demo) as url:
-        yield Client(url, verbose=False, analytics_enabled=False)
 
 
 def test_client_predict_returns_a_label_with_confidences(client):

@@ -9,19 +9,12 @@ import gradio as gr
 import numpy as np
 import pytest
 import torch
-from app_fixtures import import_app, serving, write_model_dir
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 
 from transformer import analysis, explain, explain_views
 from transformer.tokenizer import MASK_TOKEN
 
 SENTENCE = "a wonderful film , the acting was dull"
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    return import_app(write_model_dir(tmp_path_factory.mktemp("views-model")))
 
 
 @pytest.fixture(scope="module")
@@ -358,12 +351,6 @@ def test_address_values_the_page_does_not_offer_are_dropped(app, result):
 
 
 # --- through gradio_client on a live server ---
-
-
-@pytest.fixture(scope="module")
-def client(app):
-    with serving(app.demo) as url:
-        yield Client(url, verbose=False, analytics_enabled=False)
 
 
 def test_client_knockout_and_compare(client, app):

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, quote, urlparse
 
 import httpx
 import pytest
-from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, serving, write_model_dir
+from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -30,13 +30,6 @@ pytestmark = [
     pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
 ]
 sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def url(tmp_path_factory):
-    app = import_app(write_model_dir(tmp_path_factory.mktemp("browser-model")))
-    with serving(app.demo) as served:
-        yield served
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,6 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
-from app_fixtures import import_app, serving, write_model_dir
 from fuzz_helpers import (
     NORMAL_TEXT,
     UNHANDLED,
@@ -32,7 +31,6 @@ from fuzz_helpers import (
     leaks,
     without_echo,
 )
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
@@ -63,22 +61,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    return import_app(write_model_dir(tmp_path_factory.mktemp("fuzz-api-model")))
-
-
-@pytest.fixture(scope="module")
-def url(app):
-    with serving(app.demo) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def client(url):
-    return Client(url, verbose=False, analytics_enabled=False)
 
 
 @pytest.fixture

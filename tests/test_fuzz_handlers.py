@@ -15,7 +15,6 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
-from app_fixtures import import_app, write_model_dir
 from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, is_clear_sentence, leaks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -31,11 +30,6 @@ FUZZ = settings(
 )
 FIGURES = settings(FUZZ, max_examples=40)  # each example draws plotly figures: tens of milliseconds apiece
 WRONG_TYPES = [5, 3.5, True, ["a", "list"], {"text": "a dict"}]
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    return import_app(write_model_dir(tmp_path_factory.mktemp("fuzz-handlers-model")))
 
 
 @pytest.fixture(scope="module")

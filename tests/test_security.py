@@ -25,9 +25,8 @@ import httpx
 import huggingface_hub
 import pytest
 import torch
-from app_fixtures import ROOT, build_tokenizer, import_app, serving, write_model_dir
+from app_fixtures import ROOT, build_tokenizer, write_model_dir
 from fuzz_helpers import NORMAL_TEXT, QueueCaller, injected_markup, leaks
-from gradio_client import Client
 from gradio_client.exceptions import AppError
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -126,22 +125,6 @@ def test_a_hub_snapshot_with_only_pickle_weights_is_refused_unread(tmp_path, mon
 
 
 # --- The served app --------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def app(tmp_path_factory):
-    return import_app(write_model_dir(tmp_path_factory.mktemp("security-model")))
-
-
-@pytest.fixture(scope="module")
-def url(app):
-    with serving(app.demo) as served:
-        yield served
-
-
-@pytest.fixture(scope="module")
-def client(url):
-    return Client(url, verbose=False, analytics_enabled=False)
 
 
 @pytest.fixture
