@@ -4,6 +4,7 @@
 - ``tiny_model_dir``: an untrained tiny classifier saved with that tokenizer, in a fresh temporary folder.
 - ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as SST-style TSV files.
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
+- ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
   ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``).
 """
@@ -14,7 +15,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from app_fixtures import import_app, serving, write_model_dir
+from app_fixtures import build_model, build_tokenizer, import_app, serving, write_model_dir
 from gradio_client import Client
 from tiny import tiny_model
 
@@ -119,6 +120,16 @@ def copy_model_dir(tmp_path):
         return Path(shutil.copytree(source, tmp_path / f"copy-of-{source.name}"))
 
     return copy
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return build_tokenizer()
+
+
+@pytest.fixture(scope="module")
+def model(tokenizer):
+    return build_model(tokenizer)
 
 
 @pytest.fixture(scope="module")

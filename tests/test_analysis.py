@@ -6,19 +6,9 @@ import types
 import numpy as np
 import pytest
 import torch
-from app_fixtures import MARKUP, TINY_MAX_LEN, build_model, build_tokenizer
+from app_fixtures import MARKUP, TINY_MAX_LEN
 
 from transformer import analysis, sinusoidal_table
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def model(tokenizer):
-    return build_model(tokenizer)
 
 
 @pytest.fixture

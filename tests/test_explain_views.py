@@ -7,7 +7,7 @@ import time
 import numpy as np
 import pytest
 import torch
-from app_fixtures import MARKUP, build_model, build_tokenizer
+from app_fixtures import MARKUP
 
 from transformer import analysis, explain_panels, explain_views, page_address
 from transformer.analysis import InputError
@@ -15,16 +15,6 @@ from transformer.explain_export import to_jsonable
 from transformer.export_files import write_export
 
 SENTENCE = "a wonderful film , the acting was dull"
-
-
-@pytest.fixture(scope="module")
-def tokenizer():
-    return build_tokenizer()
-
-
-@pytest.fixture(scope="module")
-def model(tokenizer):
-    return build_model(tokenizer)
 
 
 @pytest.fixture(scope="module")
