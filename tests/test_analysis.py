@@ -71,6 +71,27 @@ def test_long_text_is_truncated_with_a_notice(model, tokenizer, forward_calls):
     assert spans[-1][1] is None and len(spans[-1][0]) == len(text) - result.offsets[-1][1]  # the unread rest
 
 
+def test_pieces_the_vocabulary_lacks_are_named_in_the_notice(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, "a charming film \U0001f642 \U0001f3ac \U0001f642")
+    assert result.tokens.count("[UNK]") == 3 and not result.truncated
+    assert result.unknown == ["\U0001f642", "\U0001f3ac"]  # in order, each once
+    assert "no token for `\U0001f642`, `\U0001f3ac`: each was read as `[UNK]`" in result.notice
+
+
+def test_the_notice_names_a_few_unknown_pieces_each_kept_short(model, tokenizer):
+    emoji = [chr(0x1F680 + i) for i in range(7)]
+    result = analysis.analyze(model, tokenizer, " ".join(["\u0436" * 30, *emoji]))
+    assert result.unknown == ["\u0436" * 30, *emoji]
+    shown = [f"`{piece}`" for piece in ["\u0436" * 19 + "\u2026", *emoji[: analysis.MAX_UNKNOWN_SHOWN - 1]]]
+    assert f"no token for {', '.join(shown)} and 3 more:" in result.notice
+
+
+def test_a_cut_text_with_unknown_pieces_gets_both_sentences(model, tokenizer):
+    result = analysis.analyze(model, tokenizer, "\U0001f642 " + long_text(TINY_MAX_LEN + 10))
+    assert result.truncated and result.unknown == ["\U0001f642"]
+    assert f"at most {TINY_MAX_LEN}" in result.notice and "it was read as `[UNK]`" in result.notice
+
+
 def test_exactly_max_len_tokens_is_not_truncated(model, tokenizer):
     result = analysis.analyze(model, tokenizer, long_text(TINY_MAX_LEN))
     assert len(result.tokens) == TINY_MAX_LEN and not result.truncated and result.notice is None

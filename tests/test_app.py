@@ -91,6 +91,12 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
     assert spans[-1][1] is None  # the unread rest of the text is shown, unlabelled
 
 
+def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):
+    result, _, spans, notice, *_ = app.show_text("a wonderful film \U0001f3ac", 1, "1", [0])
+    assert "no token for `\U0001f3ac`" in notice
+    assert spans[-1] == ("\U0001f3ac", f"{len(result.tokens) - 1} [UNK]")
+
+
 def test_oversized_text_is_a_clear_error(app):
     with pytest.raises(gr.Error, match="at most 10,000") as raised:
         app.show_text("a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])

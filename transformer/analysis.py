@@ -18,9 +18,12 @@ import numpy as np
 import torch
 
 from .loading import DEFAULT_MODEL_DIR
+from .tokenizer import UNK_TOKEN
 
 MAX_INPUT_CHARS = 10_000
 PAYLOAD_DECIMALS = 4
+MAX_UNKNOWN_SHOWN = 5  # unknown pieces named in the notice; the token view marks every one
+MAX_PIECE_CHARS = 20
 
 
 class InputError(ValueError):
@@ -67,21 +70,45 @@ class Analysis:
         return self.total_tokens > len(self.tokens)
 
     @property
+    def unknown(self) -> list[str]:
+        """The typed pieces the model read as ``[UNK]`` (emoji, letters of other scripts), in order, each once."""
+        spans = zip(self.tokens, self.offsets, strict=True)
+        pieces = (self.text[start:end] for token, (start, end) in spans if token == UNK_TOKEN)
+        return list(dict.fromkeys(piece for piece in pieces if piece))
+
+    @property
     def notice(self) -> str | None:
-        """A sentence telling the reader the text was cut, or None when it was read whole."""
-        if not self.truncated:
-            return None
-        kept_chars = self.offsets[-1][1]
-        return (
-            f"This text has {self.total_tokens} tokens but the model reads at most {self.max_len}: "
-            f"only the first {len(self.tokens)} tokens (the first {kept_chars} of {len(self.text)} characters) "
-            "were analysed."
-        )
+        """Markdown telling the reader what the model did not read (a cut text, unknown pieces), or None."""
+        sentences = []
+        if self.truncated:
+            kept_chars = self.offsets[-1][1]
+            sentences.append(
+                f"This text has {self.total_tokens} tokens but the model reads at most {self.max_len}: "
+                f"only the first {len(self.tokens)} tokens (the first {kept_chars} of {len(self.text)} characters) "
+                "were analysed."
+            )
+        if unknown := self.unknown:
+            shown = ", ".join(_code_span(piece) for piece in unknown[:MAX_UNKNOWN_SHOWN])
+            more = f" and {len(unknown) - MAX_UNKNOWN_SHOWN} more" if len(unknown) > MAX_UNKNOWN_SHOWN else ""
+            one = len(unknown) == 1
+            sentences.append(
+                f"The model's vocabulary has no token for {shown}{more}: {'it was' if one else 'each was'} read "
+                f"as `{UNK_TOKEN}`, the one placeholder for anything unknown, so {'its' if one else 'their'} "
+                "meaning is lost."
+            )
+        return " ".join(sentences) or None
 
     @property
     def prediction(self) -> dict[str, float]:
         """Class name -> probability, the value ``gr.Label`` shows."""
         return dict(zip(self.label_names, self.probabilities, strict=True))
+
+
+def _code_span(piece: str) -> str:
+    """``piece`` as a Markdown code span, so that typed text shows as typed: shortened, backticks shown as quotes."""
+    if len(piece) > MAX_PIECE_CHARS:
+        piece = piece[: MAX_PIECE_CHARS - 1] + "…"
+    return "`" + piece.replace("`", "'") + "`"
 
 
 def check_text(text: str | None) -> str:
