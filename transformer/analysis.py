@@ -23,7 +23,7 @@ from .tokenizer import UNK_TOKEN
 MAX_INPUT_CHARS = 10_000
 PAYLOAD_DECIMALS = 4
 MAX_UNKNOWN_SHOWN = 5  # unknown pieces named in the notice; the token view marks every one
-MAX_PIECE_CHARS = 20
+MAX_PIECE_CHARS = 20  # an unknown piece longer than this is shortened in the notice
 
 
 class InputError(ValueError):
