@@ -41,9 +41,9 @@ bench: install
 load: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.load
 
-## make train: retrain the bundled checkpoint from SST-2
+## make train: retrain the bundled checkpoint from SST-2 (seed 40: the best dev accuracy of five seeds, README)
 train: install
-	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
+	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1 --seed 40
 
 evaluate: install
 	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/glue_dev.tsv $(DATA_DIR)/sent_test.tsv
