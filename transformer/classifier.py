@@ -94,6 +94,40 @@ class TransformerClassifier(
         use_pe = self.use_positional_encoding if positional_encoding is None else positional_encoding
         return self.positional_encoding(x) if use_pe else self.positional_encoding.dropout(x)
 
+    def encode(
+        self,
+        input_ids=None,
+        attention_mask=None,
+        output_attentions=False,
+        *,
+        inputs_embeds=None,
+        head_mask=None,
+        positional_encoding=None,
+    ):
+        """Every token's hidden state after the last block and the final LayerNorm: what pooling reads.
+
+        Masked-language-model pre-training predicts tokens from these states; ``forward`` pools them.
+        The arguments are those of ``forward``.
+
+        Shape:
+            input_ids, attention_mask: (B, N); inputs_embeds: (B, N, D); head_mask: (L, H) or (B, L, H).
+
+        Returns:
+            ``(hidden, attentions)``: hidden (B, N, D); attentions a tuple of L tensors (B, H, N, N) with
+            ``output_attentions``, else a tuple of L Nones.
+        """
+        x = self.embed(input_ids, inputs_embeds=inputs_embeds, positional_encoding=positional_encoding)  # (B, N, D)
+
+        mask = None
+        if attention_mask is not None:
+            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N): True = may attend
+        attentions = []
+        for i, layer in enumerate(self.layers):
+            layer_head_mask = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
+            x, weights = layer(x, mask, output_attentions, layer_head_mask)
+            attentions.append(weights)
+        return self.norm(x), tuple(attentions)
+
     def forward(
         self,
         input_ids=None,
@@ -122,25 +156,21 @@ class TransformerClassifier(
             logits (B, C); with ``output_attentions``, ``(logits, attentions)`` where ``attentions``
             is a tuple of L tensors of shape (B, H, N, N), the format of Hugging Face and bertviz.
         """
-        x = self.embed(input_ids, inputs_embeds=inputs_embeds, positional_encoding=positional_encoding)  # (B, N, D)
-
-        mask = None
-        if attention_mask is not None:
-            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N): True = may attend
-        attentions = []
-        for i, layer in enumerate(self.layers):
-            layer_head_mask = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, weights = layer(x, mask, output_attentions, layer_head_mask)
-            attentions.append(weights)
-        x = self.norm(x)
-
+        x, attentions = self.encode(
+            input_ids,
+            attention_mask,
+            output_attentions,
+            inputs_embeds=inputs_embeds,
+            head_mask=head_mask,
+            positional_encoding=positional_encoding,
+        )  # (B, N, D)
         if attention_mask is None:
             pooled = x.mean(dim=1)  # (B, D)
         else:
             keep = attention_mask.unsqueeze(-1).to(x.dtype)  # (B, N, 1)
             pooled = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)  # (B, D)
         logits = self.classifier(pooled)  # (B, C)
-        return (logits, tuple(attentions)) if output_attentions else logits
+        return (logits, attentions) if output_attentions else logits
 
     @classmethod
     def _from_pretrained(

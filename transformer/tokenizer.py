@@ -24,7 +24,7 @@ SPECIAL_TOKENS = [PAD_TOKEN, UNK_TOKEN, MASK_TOKEN]  # ids 0, 1, 2 in this order
 PAD_ID = 0
 UNK_ID = 1
 MASK_ID = 2
-DEFAULT_VOCAB_SIZE = 8000
+DEFAULT_VOCAB_SIZE = 16000
 
 # Auxiliaries that take a clitic "n't"; "ca" and "wo" are the treebank's halves of "can't" and "won't".
 _NT_HOSTS = "do|does|did|is|was|were|are|has|have|had|could|would|should|ca|wo|ai|need|must"
@@ -33,7 +33,7 @@ _NT_HOSTS_SPLIT = "|".join(rf"\b{host} n" for host in _NT_HOSTS.split("|"))
 
 
 def build_normalizer() -> normalizers.Normalizer:
-    """The normalisation steps, in order: Unicode, case, quotes, treebank escapes, contractions."""
+    """The normalisation steps, in order: Unicode, case, quotes, treebank escapes, numbers, contractions."""
     insert_space = " "
     return normalizers.Sequence(
         [
@@ -49,6 +49,7 @@ def build_normalizer() -> normalizers.Normalizer:
             normalizers.Replace("-lsb-", "["),
             normalizers.Replace("-rsb-", "]"),
             normalizers.Replace(Regex(r"\\(?=[/*])"), ""),  # treebank "\/" and "\*"
+            normalizers.Replace("_num_", "0"),  # Yelp's placeholder for a number: read it as one
             # Split clitics off their host word the treebank way: "don't" -> "do n't", "it's" -> "it 's".
             normalizers.Replace(Regex(r"(?<=[a-z])(?=n't\b)"), insert_space),
             normalizers.Replace(Regex(r"(?<=\w)(?='(?:s|re|ve|ll|d|m)\b)"), insert_space),

@@ -1,0 +1,175 @@
+"""The training mixture: which files are read, how long documents are cut, and how sources are weighted.
+
+The data folder (``--data-dir``) is laid out as ``../shared/data/README.md`` describes: ``sst2/``,
+``yelp/``, ``pros_cons/``, ``tweets/``, ``imdb/``, ``multi_domain/`` and ``lexicons/``. Every source
+is tokenised once; an example longer than ``max_len`` tokens (an IMDB or Amazon review) becomes
+consecutive ``max_len``-token chunks, each with the review's label. An epoch then draws
+``weight × size`` examples from each source: weight 1 is one pass, 0.5 a random half, 2 two passes.
+
+The opinion lexicon is a source of its own: each word with its label, and ``not <word>`` with the
+opposite label, so that negation is seen on every sentiment word the lexicon lists.
+"""
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import Tokenizer
+
+from .data import LabelledTexts, read_labelled, read_lines
+
+TRAIN_FILES = {
+    "sst2": "sst2/glue_train.tsv",
+    "yelp": "yelp/train.tsv.gz",
+    "pros_cons": "pros_cons/train.tsv.gz",
+    "tweets": "tweets/train.tsv.gz",
+    "imdb": "imdb/train.tsv.gz",  # minus its first --imdb-dev-rows reviews, held out for selection
+    "multi_domain": "multi_domain/train.tsv.gz",
+    "lexicon": "lexicons/opinion_lexicon.tsv",
+}
+DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file
+    "sst2": "sst2/glue_dev.tsv",
+    "yelp": "yelp/dev.tsv.gz",
+    "pros_cons": "pros_cons/dev.tsv.gz",
+    "tweets": "tweets/dev.tsv.gz",
+}
+TEST_FILES = {  # scored once, at the end
+    "sst2": "sst2/sent_test.tsv",
+    "imdb": "imdb/test.tsv.gz",
+    "multi_domain": "multi_domain/test.tsv.gz",
+}
+UNLABELLED_FILE = "imdb/unsup.txt.gz"
+MIN_CHUNK_FRACTION = 0.25  # a review's last chunk shorter than this share of max_len is dropped
+
+
+def read_lexicon(path: Path, max_rows: int | None = None) -> LabelledTexts:
+    """The opinion lexicon (``word<TAB>label``) as examples: each word, and ``not <word>`` with the other label."""
+    rows = [line.split("\t") for line in read_lines(path)[1:]][:max_rows]
+    texts = [text for word, _ in rows for text in (word, f"not {word}")]
+    labels = [value for _, label in rows for value in (int(label), 1 - int(label))]
+    return LabelledTexts(path, texts, labels)
+
+
+def read_training_sets(data_dir: Path, imdb_dev_rows: int, max_rows: int | None = None) -> dict[str, LabelledTexts]:
+    """The training split of every source, each cut to its first ``max_rows`` rows when given.
+
+    The first ``imdb_dev_rows`` IMDB training reviews are left out here: ``read_dev_sets`` holds them out.
+    """
+    sets = {}
+    for name, relative in TRAIN_FILES.items():
+        if name == "lexicon":
+            sets[name] = read_lexicon(data_dir / relative, max_rows)
+            continue
+        rows = read_labelled(data_dir / relative)
+        start = imdb_dev_rows if name == "imdb" else 0
+        end = None if max_rows is None else start + max_rows
+        sets[name] = LabelledTexts(rows.path, rows.texts[start:end], rows.labels[start:end])
+    return sets
+
+
+def read_dev_sets(
+    data_dir: Path, imdb_dev_rows: int, ood_file: Path | None, max_rows: int | None = None
+) -> dict[str, LabelledTexts]:
+    """The selection sets: each dev file, the held-out IMDB reviews and the out-of-domain file."""
+    sets = {name: read_labelled(data_dir / relative) for name, relative in DEV_FILES.items()}
+    imdb = read_labelled(data_dir / TRAIN_FILES["imdb"])
+    sets["imdb"] = LabelledTexts(imdb.path, imdb.texts[:imdb_dev_rows], imdb.labels[:imdb_dev_rows])
+    if ood_file is not None:
+        sets["ood"] = read_labelled(ood_file)
+    return {name: _head(rows, max_rows) for name, rows in sets.items()}
+
+
+def read_test_sets(data_dir: Path, max_rows: int | None = None) -> dict[str, LabelledTexts]:
+    """The test files, scored once on the final model."""
+    return {name: _head(read_labelled(data_dir / relative), max_rows) for name, relative in TEST_FILES.items()}
+
+
+def read_unlabelled(data_dir: Path, max_rows: int | None = None) -> list[str]:
+    """The unlabelled IMDB reviews, for the tokenizer and masked-language-model pre-training."""
+    return read_lines(data_dir / UNLABELLED_FILE)[:max_rows]
+
+
+def _head(rows: LabelledTexts, max_rows: int | None) -> LabelledTexts:
+    return LabelledTexts(rows.path, rows.texts[:max_rows], rows.labels[:max_rows])
+
+
+def chunk(ids: list[int], max_len: int) -> list[list[int]]:
+    """Cut token ids into consecutive ``max_len`` windows; a short tail is dropped unless it is the only window."""
+    windows = [ids[start : start + max_len] for start in range(0, len(ids), max_len)]
+    if len(windows) > 1 and len(windows[-1]) < MIN_CHUNK_FRACTION * max_len:
+        windows.pop()
+    return windows
+
+
+@dataclass(frozen=True)
+class Mixture:
+    """Tokenised training examples from several sources.
+
+    ``sequences[i]`` (at most ``max_len`` ids) has label ``labels[i]`` and comes from source
+    ``names[sources[i]]``.
+    """
+
+    names: list[str]
+    sequences: list[list[int]]
+    labels: list[int]
+    sources: list[int]
+
+    def counts(self) -> dict[str, int]:
+        """Examples per source, after chunking."""
+        totals = dict.fromkeys(self.names, 0)
+        for source in self.sources:
+            totals[self.names[source]] += 1
+        return totals
+
+    def sample_epoch(self, weights: dict[str, float], rng: random.Random) -> list[int]:
+        """The example indices of one epoch: from each source, ``round(weight × size)`` draws.
+
+        Whole passes come first (weight 2 = every example twice), then a random subset for the
+        fraction; a source with weight 0 is left out. Deterministic for a given ``rng``.
+        """
+        unknown = sorted(weights.keys() - set(self.names))
+        if unknown:
+            raise ValueError(f"no source named {', '.join(unknown)}; the sources are {', '.join(self.names)}")
+        members = {name: [] for name in self.names}
+        for index, source in enumerate(self.sources):
+            members[self.names[source]].append(index)
+        chosen = []
+        for name in self.names:
+            weight, indices = weights.get(name, 1.0), members[name]
+            passes, fraction = divmod(weight, 1.0)
+            chosen.extend(indices * int(passes))
+            chosen.extend(rng.sample(indices, round(fraction * len(indices))))
+        return chosen
+
+
+def build_mixture(sets: dict[str, LabelledTexts], tokenizer: Tokenizer, max_len: int) -> Mixture:
+    """Tokenise every source and chunk long examples into ``max_len`` windows."""
+    names, sequences, labels, sources = list(sets), [], [], []
+    for source, name in enumerate(names):
+        rows = sets[name]
+        for encoding, label in zip(tokenizer.encode_batch(rows.texts), rows.labels, strict=True):
+            for window in chunk(encoding.ids, max_len):
+                if window:
+                    sequences.append(window)
+                    labels.append(label)
+                    sources.append(source)
+    return Mixture(names, sequences, labels, sources)
+
+
+def parse_weights(pairs: list[str]) -> dict[str, float]:
+    """``["sst2=2", "tweets=0.5"]`` -> ``{"sst2": 2.0, "tweets": 0.5}``; a source not named keeps weight 1.
+
+    Raises:
+        ValueError: for a pair that is not ``name=number`` or a negative weight.
+    """
+    weights = {}
+    for pair in pairs:
+        name, equals, value = pair.partition("=")
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = -1.0
+        if not equals or weight < 0:
+            raise ValueError(f"source weight {pair!r} is not name=number (a number ≥ 0)")
+        weights[name] = weight
+    return weights

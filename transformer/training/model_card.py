@@ -1,0 +1,202 @@
+"""The Hugging Face model card (README.md) written beside a trained checkpoint."""
+
+from huggingface_hub import EvalResult, ModelCardData
+
+from ..classifier import TransformerClassifier
+
+# Every data set the recipe reads, with its licence and citation (from ../shared/data/README.md).
+DATASETS = [
+    ("sst2", "Stanford Sentiment Treebank, binary (GLUE SST-2)", "GLUE SST-2 terms (research use)",
+     "Socher et al. 2013, Recursive Deep Models for Semantic Compositionality Over a Sentiment Treebank, EMNLP"),
+    ("yelp", "Yelp review sentences (Shen et al. 2017)", "Apache-2.0 (repository); Yelp dataset terms may apply",
+     "Shen, Lei, Barzilay and Jaakkola 2017, Style Transfer from Non-Parallel Text by Cross-Alignment, NIPS"),
+    ("pros_cons", "Product pros and cons (Ganapathibhotla & Liu 2008)", "CC BY 4.0 (Bing Liu)",
+     "Ganapathibhotla and Liu 2008, Mining Opinions in Comparative Sentences, COLING"),
+    ("tweets", "Sentiment140 sample, labels from emoticons", "none stated; the authors ask for a citation",
+     "Go, Bhayani and Huang 2009, Twitter Sentiment Classification using Distant Supervision, Stanford CS224N"),
+    ("imdb", "Large Movie Review Dataset v1.0 (labelled and unlabelled reviews)",
+     "none stated; the authors ask for a citation",
+     "Maas et al. 2011, Learning Word Vectors for Sentiment Analysis, ACL-HLT"),
+    ("multi_domain", "Multi-Domain Sentiment Dataset (books, dvd, electronics, kitchen)", "none stated",
+     "Blitzer, Dredze and Pereira 2007, Biographies, Bollywood, Boom-boxes and Blenders, ACL"),
+    ("lexicon", "Hu & Liu opinion lexicon", "CC BY 4.0 (Bing Liu)",
+     "Hu and Liu 2004, Mining and Summarizing Customer Reviews, KDD"),
+]  # fmt: skip
+
+SET_NAMES = {
+    "sst2": "SST-2",
+    "yelp": "Yelp sentences",
+    "pros_cons": "pros/cons",
+    "tweets": "tweets",
+    "imdb": "IMDB",
+    "multi_domain": "multi-domain Amazon",
+    "ood": "hand-written reviews (`benchmarks/ood_reviews.tsv`)",
+    "everyday": "everyday sentences (`benchmarks/everyday_sentences.tsv`)",
+    "mean": "**mean (the selection score)**",
+}
+
+BODY = """
+# Transformer Attention Explorer: sentiment classifier
+
+A small Transformer encoder trained **from scratch** (no pretrained weights) on film, product, restaurant
+and social-media text. It is the model behind the Transformer Attention Explorer demo; the architecture is
+the one of the tutorial "Getting Started with Transformers in PyTorch".
+
+## Accuracy
+
+Selection sets (the student's epoch with the best mean was kept):
+
+| set | rows | accuracy |
+| --- | ---: | ---: |
+{dev_rows}
+
+Test sets, scored once on the kept epoch:
+
+| set | rows | accuracy |
+| --- | ---: | ---: |
+{test_rows}
+
+Reviews longer than {max_len} tokens (IMDB, Amazon) are read in {max_len}-token chunks and the chunks'
+probabilities averaged. The held-out IMDB reviews are the first {imdb_dev_rows} of `imdb/train`.
+
+## Architecture
+
+WordPiece tokens ({vocab_size} entries) → embedding (scaled by √d) + sinusoidal positions →
+{num_layers} Pre-LN encoder blocks (d_model {d_model}, {num_heads} heads, feed-forward {d_ff}, GELU,
+dropout {dropout}) → LayerNorm → mean over the real tokens → MLP head → {labels}.
+{parameters:,} parameters. Inputs longer than {max_len} tokens are cut (the app) or chunked (evaluation).
+
+The tokenizer's normaliser (saved in `tokenizer.json`) maps raw text, SST's treebank style and Yelp's
+tokenised text to the same form: lowercase, accents stripped, curly and treebank quotes to `"`,
+`-lrb-`/`-rrb-` to brackets, Yelp's `_num_` to a number, and clitics split the treebank way
+(`don't`, `dont` → `do n't`; `it's` → `it 's`). Token offsets point into the raw input.
+
+## Training data
+
+| source | what | licence | citation | examples |
+| --- | --- | --- | --- | ---: |
+{data_rows}
+
+Examples are counted after chunking; an epoch draws weight × examples from each source
+(weights: {weights}). The lexicon contributes each word with its label and `not <word>` with the other.
+The tokenizer and the pre-training also read the 48,801 unlabelled IMDB reviews (`imdb/unsup`).
+
+## Training procedure
+
+{recipe}
+
+Best epoch: {best_epoch} of {epochs}. Training took {train_seconds:.0f} s on {device}, seed {seed}.
+Exact command (run from the repository root):
+
+```
+{command}
+```
+
+## How to load
+
+```python
+from transformer.loading import load_model
+
+loaded = load_model("path/to/this/folder")  # or a Hub repo id, optionally revision="<commit>"
+loaded.model, loaded.tokenizer  # TransformerClassifier in eval mode, tokenizers.Tokenizer
+```
+
+Plain `TransformerClassifier.from_pretrained(folder_or_repo_id)` loads the weights alone; the tokenizer is
+`tokenizers.Tokenizer.from_file("tokenizer.json")`. Label ids: {label_ids}.
+
+## Limitations
+
+- English only, and the text it learned from is reviews and tweets from before 2013: newer slang, other
+  domains, sarcasm and irony are out of distribution.
+- Emoji and other scripts are read as `[UNK]` and carry no sentiment.
+- Small and trained from scratch: it is a teaching model for looking at attention, not a production
+  sentiment classifier; a fine-tuned pretrained model is far more accurate.
+"""
+
+
+def describe_recipe(metrics: dict) -> str:
+    """The training recipe in words, from the command-line arguments recorded in metrics.json."""
+    a = metrics["arguments"]
+    lines = []
+    if a["pretrain_epochs"]:
+        lines.append(
+            f"- Masked-language-model pre-training of the encoder: {a['pretrain_epochs']} epoch(s) of "
+            f"{a['pretrain_windows']:,} random {a['max_len']}-token windows of the training and unlabelled text, "
+            f"{a['mask_rate']:.0%} of tokens predicted (BERT's 80/10/10 corruption), peak learning rate "
+            f"{a['pretrain_lr']}."
+        )
+    common = (
+        f"AdamW (peak learning rate {a['lr']}, weight decay {a['weight_decay']}), batch {a['batch_size']}, "
+        f"linear warm-up ({a['warmup']:.0%}) and cosine decay, label smoothing {a['label_smoothing']}, "
+        f"word dropout {a['word_dropout']} (tokens replaced by `[UNK]`)"
+    )
+    if a["ema_decay"]:
+        common += f", weights averaged with an exponential moving average (decay {a['ema_decay']})"
+    if a["teachers"]:
+        lines.append(
+            f"- {a['teachers']} teacher classifiers fine-tuned from the pre-trained encoder on the true labels, "
+            f"{a['teacher_epochs']} epoch(s) each (seeds {a['seed'] + 1}–{a['seed'] + a['teachers']})."
+        )
+        lines.append(
+            f"- The student, fine-tuned from the same encoder for {a['epochs']} epochs on targets = "
+            f"{1 - a['distill_weight']:.2g} × true label + {a['distill_weight']:.2g} × mean teacher prediction."
+        )
+    else:
+        lines.append(f"- The classifier, fine-tuned for {a['epochs']} epochs on the true labels.")
+    lines.append(f"- Every classifier: {common}.")
+    return "\n".join(lines)
+
+
+def score_rows(scores: dict, rows: dict) -> str:
+    return "\n".join(f"| {SET_NAMES.get(k, k)} | {rows.get(k, '')} | {v:.4f} |" for k, v in scores.items())
+
+
+def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
+    """The model card text: YAML metadata (with model-index results) and a body built from ``metrics``.
+
+    ``metrics`` is what ``transformer.train`` writes to metrics.json.
+    """
+    config = model._hub_mixin_config
+    results = [
+        EvalResult(
+            task_type="text-classification",
+            dataset_type=name,
+            dataset_name=f"{SET_NAMES.get(name, name)} ({split})",
+            dataset_split=split,
+            metric_type="accuracy",
+            metric_value=value,
+        )
+        for split, key in (("validation", "dev"), ("test", "test"))
+        for name, value in metrics[key].items()
+        if name != "mean"
+    ]
+    card_data = ModelCardData(
+        language="en",
+        license="mit",
+        library_name="pytorch",
+        pipeline_tag="text-classification",
+        datasets=["stanfordnlp/sst2", "stanfordnlp/imdb", "yelp", "sentiment140", "amazon_multi_domain"],
+        metrics=["accuracy"],
+        tags=["transformer-attention-explorer", "sentiment-analysis", "pytorch_model_hub_mixin"],
+        model_name="transformer-attention-explorer-sentiment",
+        eval_results=results,
+    )
+    counts, arguments = metrics["train_examples"], metrics["arguments"]
+    body = BODY.format(
+        **{k: config[k] for k in ("vocab_size", "num_layers", "d_model", "num_heads", "d_ff", "dropout", "max_len")},
+        labels=" / ".join(model.label_names),
+        label_ids=", ".join(f"{i} = {name}" for i, name in enumerate(model.label_names)),
+        parameters=sum(p.numel() for p in model.parameters()),
+        dev_rows=score_rows(metrics["dev"], metrics["dev_rows"]),
+        test_rows=score_rows(metrics["test"], metrics["test_rows"]),
+        data_rows="\n".join(
+            f"| {key} | {what} | {licence} | {citation} | {counts.get(key, 0):,} |"
+            for key, what, licence, citation in DATASETS
+        ),
+        weights=", ".join(arguments["source_weights"]),
+        imdb_dev_rows=arguments["imdb_dev_rows"],
+        epochs=len(metrics["history"]),
+        recipe=describe_recipe(metrics),
+        **{k: metrics[k] for k in ("best_epoch", "train_seconds", "device", "seed", "command")},
+    )
+    return f"---\n{card_data.to_yaml()}\n---\n{body}"

@@ -1,0 +1,77 @@
+"""Predictions and accuracy of a classifier on raw texts, long reviews included.
+
+A text longer than the model's ``max_len`` tokens is read in consecutive ``max_len``-token chunks,
+and its class probabilities are the mean over the chunks: the whole review counts, not only its
+first lines. Texts that fit (every sentence of SST-2, Yelp, tweets...) are read whole, as the app does.
+
+Shape letters: B = batch, N = sequence length, C = classes, W = windows.
+"""
+
+import torch
+from tokenizers import Tokenizer
+
+from ..classifier import TransformerClassifier
+from ..tokenizer import pad_ids
+from .data import LabelledTexts
+from .mixture import chunk
+
+
+@torch.no_grad()
+def window_probabilities(
+    model: TransformerClassifier, windows: list[list[int]], batch_size: int = 512
+) -> torch.Tensor:
+    """Class probabilities of token id sequences, in order: (W, C) float32 on the CPU, in eval mode.
+
+    The model's previous mode is restored; sequences are batched by length so little goes to padding.
+    """
+    device = next(model.parameters()).device
+    was_training = model.training
+    model.eval()
+    order = sorted(range(len(windows)), key=lambda i: len(windows[i]))
+    result = torch.empty(len(windows), model.classifier[-1].out_features)  # (W, C)
+    for start in range(0, len(order), batch_size):
+        rows = order[start : start + batch_size]
+        input_ids, attention_mask = pad_ids([windows[i] for i in rows])  # (B, N) each
+        with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
+            logits = model(input_ids.to(device), attention_mask.to(device))  # (B, C)
+        result[rows] = logits.float().softmax(dim=-1).cpu()
+    model.train(was_training)
+    return result
+
+
+def text_probabilities(
+    model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512
+) -> torch.Tensor:
+    """Class probabilities of raw texts, (len(texts), C): the mean over each text's ``max_len`` chunks.
+
+    Raises:
+        ValueError: if a text encodes to no tokens.
+    """
+    windows, owners = [], []
+    for i, encoding in enumerate(tokenizer.encode_batch(texts, add_special_tokens=False)):
+        if not encoding.ids:
+            raise ValueError(f"text {texts[i]!r} encodes to no tokens; pass non-empty text")
+        pieces = chunk(encoding.ids, model.max_len)
+        windows.extend(pieces)
+        owners.extend([i] * len(pieces))
+    probabilities = window_probabilities(model, windows, batch_size)  # (W, C)
+    owner = torch.tensor(owners)
+    totals = torch.zeros(len(texts), probabilities.shape[1]).index_add_(0, owner, probabilities)
+    return totals / torch.bincount(owner, minlength=len(texts)).unsqueeze(1)
+
+
+def predict(model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512) -> torch.Tensor:
+    """Predicted class ids of raw texts, (len(texts),) int64 on the CPU."""
+    return text_probabilities(model, tokenizer, texts, batch_size).argmax(dim=-1)
+
+
+def accuracy(predictions: torch.Tensor, labels: list[int]) -> float:
+    """Fraction of predictions equal to the labels."""
+    return (predictions == torch.tensor(labels)).sum().item() / len(labels)
+
+
+def score_sets(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[str, LabelledTexts]) -> dict[str, float]:
+    """Accuracy on each named set, rounded to 4 places, plus ``mean``: their unweighted mean."""
+    scores = {name: round(accuracy(predict(model, tokenizer, rows.texts), rows.labels), 4) for name, rows in sets.items()}
+    scores["mean"] = round(sum(scores.values()) / len(scores), 4)
+    return scores
