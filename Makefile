@@ -3,7 +3,7 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-DATA_DIR ?= ../shared/data/sst2
+DATA_DIR ?= ../shared/data
 
 export GRADIO_ANALYTICS_ENABLED := False
 
@@ -41,12 +41,16 @@ bench: install
 load: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.load
 
-## make train: retrain the bundled checkpoint from SST-2 (seed 40: the best dev accuracy of five seeds, README)
+## make train: retrain the bundled checkpoint from the data folder (README: "The model")
 train: install
-	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1 --seed 40
+	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
 
+## make evaluate: the bundled model on every dev and test file, and the hand-written sets
 evaluate: install
-	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/glue_dev.tsv $(DATA_DIR)/sent_test.tsv
+	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/sst2/glue_dev.tsv \
+		$(DATA_DIR)/sst2/sent_test.tsv $(DATA_DIR)/yelp/dev.tsv.gz $(DATA_DIR)/pros_cons/dev.tsv.gz \
+		$(DATA_DIR)/tweets/dev.tsv.gz $(DATA_DIR)/imdb/test.tsv.gz $(DATA_DIR)/multi_domain/test.tsv.gz \
+		benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

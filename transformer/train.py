@@ -57,8 +57,7 @@ from .training.model_card import render_model_card
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
 from .training.scoring import score_sets
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_WEIGHTS = ["sst2=1", "yelp=1", "pros_cons=1", "tweets=0.5", "imdb=0.5", "multi_domain=1", "lexicon=1"]
+DEFAULT_WEIGHTS = ["sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1"]
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
     "d_ff": 64, "max_len": 32, "pretrain_epochs": 1, "pretrain_windows": 256, "teachers": 1, "teacher_epochs": 1,
@@ -78,11 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
     data = parser.add_argument_group("data")
     data.add_argument("--data-dir", type=Path, default=Path("../shared/data"), help="the data folder (see its README)")
     data.add_argument(
-        "--ood-file", type=Path, default=REPO_ROOT / "benchmarks" / "ood_reviews.tsv",
+        "--ood-file", type=Path, default=Path("benchmarks/ood_reviews.tsv"),
         help="hand-written out-of-domain reviews, one of the selection sets",
     )  # fmt: skip
     data.add_argument(
-        "--check-file", type=Path, default=REPO_ROOT / "benchmarks" / "everyday_sentences.tsv",
+        "--check-file", type=Path, default=Path("benchmarks/everyday_sentences.tsv"),
         help="everyday sentences scored once at the end, like the test sets (not used for selection)",
     )  # fmt: skip
     data.add_argument("--imdb-dev-rows", type=int, default=1000, help="IMDB training reviews held out for selection")
@@ -106,7 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--dropout", type=float, default=0.1, help="dropout everywhere in the model")
 
     pretraining = parser.add_argument_group("masked-language-model pre-training")
-    pretraining.add_argument("--pretrain-epochs", type=int, default=1, help="epochs (0 = no pre-training)")
+    pretraining.add_argument("--pretrain-epochs", type=int, default=0, help="epochs (0 = no pre-training)")
     pretraining.add_argument("--pretrain-windows", type=int, default=200_000, help="text windows read per epoch")
     pretraining.add_argument("--pretrain-lr", type=float, default=1e-3, help="peak learning rate")
     pretraining.add_argument("--mask-rate", type=float, default=0.15, help="share of tokens to predict")
@@ -234,20 +233,21 @@ def main(argv: list[str] | None = None) -> dict:
 
     def build(seed: int) -> TransformerClassifier:
         model = build_model(args, vocab_size, seed)
-        model.load_state_dict(pretrained, strict=False)  # the encoder; each seed draws its own head
+        if args.pretrain_epochs:  # the pre-trained encoder; each seed still draws its own head
+            model.load_state_dict(pretrained, strict=False)
         return model.to(device)
 
     def score(model: TransformerClassifier) -> dict:
         return score_sets(model, tokenizer, dev_sets)
 
-    setup = ClassifierTraining(mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed)
+    setup = ClassifierTraining(
+        mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed
+    )
     one_hot = nn.functional.one_hot(torch.tensor(mixture.labels), len(LABEL_NAMES)).float()  # (n, C)
     targets, teachers = one_hot, []
     if args.teachers:
         teacher_schedule = Schedule(args.teacher_epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
-        ensemble, teachers = teacher_targets(
-            build, one_hot, setup, args.teachers, score, teacher_schedule, checkpoints
-        )
+        ensemble, teachers = teacher_targets(build, one_hot, setup, args.teachers, score, teacher_schedule, checkpoints)
         targets = (1 - args.distill_weight) * one_hot + args.distill_weight * ensemble
     student = build(args.seed)
     schedule = Schedule(args.epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)

@@ -129,7 +129,12 @@ def fit(model: nn.Module, phase: Phase, schedule: Schedule, checkpoints: Checkpo
         torch.set_rng_state(saved["torch_rng"])
         if saved["cuda_rng"] is not None:
             torch.cuda.set_rng_state_all(saved["cuda_rng"])
-        history, best, best_state, first_epoch = saved["history"], saved["best"], saved["best_state"], saved["epoch"] + 1
+        history, best, best_state, first_epoch = (
+            saved["history"],
+            saved["best"],
+            saved["best_state"],
+            saved["epoch"] + 1,
+        )
 
     with tqdm(
         total=total_steps, initial=(first_epoch - 1) * steps_per_epoch, desc=phase.name, unit="step",

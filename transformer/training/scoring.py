@@ -17,9 +17,7 @@ from .mixture import chunk
 
 
 @torch.no_grad()
-def window_probabilities(
-    model: TransformerClassifier, windows: list[list[int]], batch_size: int = 512
-) -> torch.Tensor:
+def window_probabilities(model: TransformerClassifier, windows: list[list[int]], batch_size: int = 512) -> torch.Tensor:
     """Class probabilities of token id sequences, in order: (W, C) float32 on the CPU, in eval mode.
 
     The model's previous mode is restored; sequences are batched by length so little goes to padding.
@@ -60,7 +58,9 @@ def text_probabilities(
     return totals / torch.bincount(owner, minlength=len(texts)).unsqueeze(1)
 
 
-def predict(model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512) -> torch.Tensor:
+def predict(
+    model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512
+) -> torch.Tensor:
     """Predicted class ids of raw texts, (len(texts),) int64 on the CPU."""
     return text_probabilities(model, tokenizer, texts, batch_size).argmax(dim=-1)
 
@@ -72,6 +72,8 @@ def accuracy(predictions: torch.Tensor, labels: list[int]) -> float:
 
 def score_sets(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[str, LabelledTexts]) -> dict[str, float]:
     """Accuracy on each named set, rounded to 4 places, plus ``mean``: their unweighted mean."""
-    scores = {name: round(accuracy(predict(model, tokenizer, rows.texts), rows.labels), 4) for name, rows in sets.items()}
+    scores = {
+        name: round(accuracy(predict(model, tokenizer, rows.texts), rows.labels), 4) for name, rows in sets.items()
+    }
     scores["mean"] = round(sum(scores.values()) / len(scores), 4)
     return scores
