@@ -5,20 +5,9 @@ encoding, and explanations that go beyond raw attention.
 and GRADIO_SHARE work too); ``gradio app.py`` serves it with reload. The model comes from MODEL_ID (a Hub
 repo id or a folder) at MODEL_REVISION, by default the bundled assets/model.
 
-This file only assembles the page: each tab is one module of ``transformer/explorer/views`` (registered in
-``VIEWS``), the sentence and the address are read by ``transformer/explorer/page.py``, and the model is
-loaded once and run by ``transformer/explorer/runner.py``. State flow:
-
-- ``show_text`` (Analyze button, Enter, an example, page load) runs the model once and keeps the
-  ``Analysis`` in ``gr.State``; the main views are drawn from it. It computes no explanation.
-- A main view's own controls (layer, head, dimensions) and the colour-scale controls redraw from that
-  state without calling the model.
-- The other tabs are drawn when used: when their tab is selected, when one of their controls changes,
-  and, for the tab on screen, after each new analysis or colour-scale change. A tab whose numbers need
-  the model keeps them in its own ``gr.State`` with the analysis and controls they came from, so
-  redrawing it (colour scale, query token, coming back to the tab) calls no model.
-- ``restore_view`` and ``restore_controls`` (page load) read the address; after each view the address is
-  rewritten to hold the text, the view and that view's controls.
+This file only assembles the page: each tab is one module of ``transformer/explorer/views`` (listed in
+``VIEWS``); ``transformer/explorer/page.py`` reads the sentence and the address and says how the state
+flows; ``transformer/explorer/runner.py`` loads the model once and makes every call to it.
 """
 
 from __future__ import annotations

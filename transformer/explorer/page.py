@@ -1,7 +1,11 @@
 """The page around the tabs: reading the sentence, drawing the main views, and the page address.
 
 - ``show_text`` runs the model once and draws the views that follow every analysis (the ``main``
-  views: attention, all heads, positional encoding). It computes no explanation.
+  views: attention, all heads, positional encoding) from the ``Analysis`` kept in ``gr.State``; their
+  own controls and the colour scale redraw from it without calling the model. It computes no explanation.
+- The other tabs are drawn when used: when selected, when one of their controls changes, and, for the
+  tab on screen, after each new analysis or colour-scale change. A tab whose numbers need the model keeps
+  them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
 - ``restore_view`` and ``restore_controls`` (page load) read the address (``?text=...&layer=2&view=knockout
   &heads_off=L1 H2``...); ``sync_url_js`` rewrites it after each view to hold the text, the view and that
   view's controls, so a copied address or the deep-link button reproduces the view.
