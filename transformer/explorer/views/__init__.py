@@ -14,6 +14,7 @@ from . import (
     perturb,
     positional_encoding,
     rollout,
+    token_embeddings,
     word_order,
 )
 
@@ -29,4 +30,5 @@ VIEWS = [
     word_order.VIEW,
     compare.VIEW,
     export.VIEW,
+    token_embeddings.VIEW,
 ]
