@@ -17,13 +17,14 @@ $(STAMP): requirements.txt requirements-dev.txt
 
 install: $(STAMP)
 
-## make test: lint, then the whole suite (browser tests included)
+## make test: lint (ruff, import contracts), then the whole suite (browser tests included)
 test: install lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
 
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
 
 format: install
 	$(BIN)/ruff format .

@@ -40,15 +40,15 @@ def _model_dir() -> Path:
     return folder
 
 
-def sentence_of(app, tokens: int) -> tuple[str, object]:
+def sentence_of(runner, tokens: int) -> tuple[str, object]:
     """A text the model reads as exactly ``tokens`` tokens (or its max_len), and its analysis."""
     words = (WORDS * (tokens // len(WORDS) + 2))[: tokens + 8]
     text = " ".join(words)
-    result = app.run_model(text)
+    result = runner.run_model(text)
     while result.total_tokens > tokens and len(words) > 1:
         words = words[:-1]
         text = " ".join(words)
-        result = app.run_model(text)
+        result = runner.run_model(text)
     return text, result
 
 
@@ -69,8 +69,8 @@ def run(lengths=(25, 128, 256), rounds: int = 20) -> list[str]:
     os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
     os.environ["MODEL_ID"] = str(_model_dir())
     import app  # after MODEL_ID: importing app loads the model
-    from transformer import explain_views
     from transformer.explain import integrated_gradients
+    from transformer.explorer import analysis, runner, views
 
     loaded = app.get_model()[0]
     model, tokenizer = loaded.model, loaded.tokenizer
@@ -81,24 +81,26 @@ def run(lengths=(25, 128, 256), rounds: int = 20) -> list[str]:
         f"{'tokens':>6} {'':<48} {'median ms':>10} {'p95 ms':>8} {'payload KB':>11}",
     ]
     for tokens in lengths:
-        text, result = sentence_of(app, tokens)
-        ids = explain_views.sentence_ids(model, result)
+        text, result = sentence_of(runner, tokens)
+        ids = analysis.sentence_ids(model, result)
         candidates = {
             "main handler show_text (every main view)": lambda t=text: app.show_text(t, 1, "1", [26, 27, 50, 90]),
-            "head redraw show_head (no model call)": lambda r=result: app.show_head(r, 2, "mean"),
-            "model forward with attentions (analyze)": lambda t=text: app.run_model(t),
+            "head redraw show_head (no model call)": lambda r=result: views.attention.show_head(r, 2, "mean"),
+            "model forward with attentions (analyze)": lambda t=text: runner.run_model(t),
             "integrated gradients, default steps": lambda i=ids: integrated_gradients(model, i, 1),
-            "head importance (every head, one batch)": lambda r=result: explain_views.importance_view(
+            "head importance (every head, one batch)": lambda r=result: views.knockout.importance_view(
                 model, tokenizer, r
             ),
-            "attributions tab, first draw": lambda r=result: app.show_attributions(r, "predicted", 32, "pad", None),
-            "knockout tab, first draw (+ importance)": lambda r=result: app.show_knockout(
+            "attributions tab, first draw": lambda r=result: views.attributions.show_attributions(
+                r, "predicted", 32, "pad", None
+            ),
+            "knockout tab, first draw (+ importance)": lambda r=result: views.knockout.show_knockout(
                 r, ["L1 H2"], "global", [], None, None
             ),
-            "compare tab, first draw (B through the model)": lambda r=result, t=text: app.show_compare(
+            "compare tab, first draw (B through the model)": lambda r=result, t=text: views.compare.show_compare(
                 r, t + " !", 1, 1, "global", [], None
             ),
-            "/attention API payload": lambda t=text: app.attention(t),
+            "/attention API payload": lambda t=text: views.attention.attention(t),
         }
         times = measure(candidates, rounds=rounds, warmup=2)
         sizes = {name: payload_kb(fn()) for name, fn in candidates.items()}

@@ -26,7 +26,7 @@ import app_fixtures  # noqa: F401  (sets GRADIO_ANALYTICS_ENABLED=False and HF_H
 import httpx
 from hypothesis import strategies as st
 
-from transformer import analysis
+from transformer.explorer import analysis
 
 CAP = analysis.MAX_INPUT_CHARS
 NORMAL_TEXT = "a wonderful film , the acting was dull"

@@ -8,7 +8,8 @@ import pytest
 import torch
 from app_fixtures import MARKUP, TINY_MAX_LEN
 
-from transformer import analysis, sinusoidal_table
+from transformer import sinusoidal_table
+from transformer.explorer import analysis
 
 
 @pytest.fixture

@@ -13,7 +13,8 @@ import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
 from gradio_client.exceptions import AppError
 
-from transformer import analysis
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.inputs import MEAN_HEAD
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -58,17 +59,17 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
     result = app.show_text(SENTENCE, 1, "1", [0])[0]
     forward_calls.clear()
     for layer in (1, 2):
-        for head in ("1", "2", app.MEAN_HEAD):
-            figure = app.show_head(result, layer, head)
-            head_index = None if head == app.MEAN_HEAD else int(head) - 1
+        for head in ("1", "2", MEAN_HEAD):
+            figure = views.attention.show_head(result, layer, head)
+            head_index = None if head == MEAN_HEAD else int(head) - 1
             np.testing.assert_allclose(figure.data[0].z, analysis.attention_matrix(result, layer - 1, head_index))
-    app.show_positions(result, [2, 3, 4])
+    views.positional_encoding.show_positions(result, [2, 3, 4])
     assert not forward_calls
 
 
 def test_mean_head_view_is_titled_and_averaged(app):
     result = app.show_text(SENTENCE, 1, "1", [0])[0]
-    figure = app.show_head(result, 2, app.MEAN_HEAD)
+    figure = views.attention.show_head(result, 2, MEAN_HEAD)
     assert "mean of all heads" in figure.layout.title.text
     np.testing.assert_allclose(figure.data[0].z, result.attentions[1].mean(axis=0), atol=1e-6)
 
@@ -79,7 +80,7 @@ def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
     assert "Type a sentence" in notice
     assert result is prediction is spans is heatmap is grid is None
     assert [trace.mode for trace in curves.data] == ["lines"]  # the encoding still shows, without tokens
-    assert app.show_head(None, 1, "1") is None
+    assert views.attention.show_head(None, 1, "1") is None
     assert not forward_calls
 
 
@@ -149,7 +150,7 @@ def test_missing_or_bad_query_values_keep_the_current_view(app, query):
 
 def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, model_dir, monkeypatch):
     monkeypatch.setenv("MODEL_ID", "nobody/no-such-model")
-    monkeypatch.setattr(app, "DEFAULT_MODEL_DIR", model_dir)
+    monkeypatch.setattr(runner, "DEFAULT_MODEL_DIR", model_dir)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     app.get_model.cache_clear()
     try:

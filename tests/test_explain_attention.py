@@ -13,13 +13,13 @@ from transformer.explain import (
     attention_rollout,
     compare_sentences,
     head_scores,
-    normalise_attention,
     pooled_attention,
     pooled_relevance,
     predict,
     predict_with_knockout,
     stack_attentions,
 )
+from transformer.explorer.colour import normalise_attention
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12]])
 

@@ -8,7 +8,6 @@ import pytest
 import torch
 from tiny import tiny_model
 
-from transformer import analysis
 from transformer.explain import (
     attention_rollout,
     compare_sentences,
@@ -18,17 +17,15 @@ from transformer.explain import (
     predict,
     word_order_experiment,
 )
-from transformer.explain_figures import (
-    agreement_figure,
-    attribution_figure,
-    attribution_html,
-    difference_figure,
-    head_figure,
-    head_importance_figure,
-    rollout_figure,
-    word_order_figure,
-)
-from transformer.figures import attention_heatmap, token_labels
+from transformer.explorer import analysis
+from transformer.explorer.figures import attention_heatmap, token_labels
+from transformer.explorer.inputs import page_numbers
+from transformer.explorer.views.attributions import agreement_figure, attribution_figure, attribution_html
+from transformer.explorer.views.compare import difference_figure
+from transformer.explorer.views.inside_head import head_figure
+from transformer.explorer.views.knockout import head_importance_figure
+from transformer.explorer.views.rollout import rollout_figure
+from transformer.explorer.views.word_order import word_order_figure
 
 MARKUP = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
@@ -53,13 +50,13 @@ def figures():
     model = tiny_model()
     attentions = predict(model, SENTENCE).attentions
     agreement = method_agreement(model, SENTENCE, 1)
-    comparison = compare_sentences(model, SENTENCE[:, 1:], SENTENCE, TOKENS[1:], TOKENS, layer=1, head=0)
+    comparison = page_numbers(compare_sentences(model, SENTENCE[:, 1:], SENTENCE, TOKENS[1:], TOKENS, layer=1, head=0))
     return {
         "attention": attention_heatmap(TOKENS, attentions[0][0, 0], f"head for {MARKUP}", scale="row", exclude=[0]),
         "rollout": rollout_figure(attention_rollout(attentions), TOKENS),
         "attribution": attribution_figure(agreement.scores, agreement.methods, TOKENS),
         "agreement": agreement_figure(agreement),
-        "head": head_figure(head_scores(model, SENTENCE, 1, 1), TOKENS, query=1),
+        "head": head_figure(page_numbers(head_scores(model, SENTENCE, 1, 1)), TOKENS, query=1),
         "importance": head_importance_figure(head_importance(model, SENTENCE, target=0), [MARKUP, "positive"]),
         "word order": word_order_figure(word_order_experiment(model, SENTENCE, SENTENCE.flip(1)), [MARKUP, "positive"]),
         "difference": difference_figure(comparison, TOKENS),
@@ -116,7 +113,7 @@ def test_difference_labels_carry_positions_in_b(figures):
 
 def test_difference_of_identical_sentences_is_zero_on_a_diverging_scale():
     model = tiny_model()
-    comparison = compare_sentences(model, SENTENCE, SENTENCE, TOKENS, TOKENS, layer=0, head=1)
+    comparison = page_numbers(compare_sentences(model, SENTENCE, SENTENCE, TOKENS, TOKENS, layer=0, head=1))
     heatmap = difference_figure(comparison, TOKENS).data[0]
     assert not heatmap.z.any() and heatmap.zmin == -heatmap.zmax
 

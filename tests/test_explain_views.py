@@ -1,5 +1,6 @@
-"""The explanation views without the app: controls checked, numbers kept on the CPU, panels, address, export files."""
+"""The views' numbers and panels without the app: controls checked, CPU tensors, panels, address, export files."""
 
+import dataclasses
 import json
 import os
 import time
@@ -9,10 +10,21 @@ import pytest
 import torch
 from app_fixtures import MARKUP
 
-from transformer import analysis, explain_panels, explain_views, page_address
-from transformer.analysis import InputError
-from transformer.explain_export import to_jsonable
-from transformer.export_files import write_export
+from transformer.explorer import analysis, inputs, page_address
+from transformer.explorer.analysis import InputError
+from transformer.explorer.colour import excluded_positions
+from transformer.explorer.export import to_jsonable
+from transformer.explorer.export_files import write_export
+from transformer.explorer.views import (
+    attributions,
+    compare,
+    export,
+    inside_head,
+    knockout,
+    perturb,
+    rollout,
+    word_order,
+)
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -24,38 +36,38 @@ def result(model, tokenizer):
 
 @pytest.mark.parametrize("value", [1, 2, "2", 2.0, " 1 "])
 def test_whole_number_accepts_whole_numbers_in_range(value):
-    assert explain_views.whole_number(value, "Layer", 1, 2) == int(float(value))
+    assert inputs.whole_number(value, "Layer", 1, 2) == int(float(value))
 
 
 @pytest.mark.parametrize("value", [0, 3, 1.5, "1.5", "x", None, "", [1]])
 def test_whole_number_names_the_control_and_its_range(value):
     with pytest.raises(InputError, match=r"^Layer must be a whole number from 1 to 2; got "):
-        explain_views.whole_number(value, "Layer", 1, 2)
+        inputs.whole_number(value, "Layer", 1, 2)
 
 
 def test_head_names_round_trip():
-    labels = explain_views.head_labels(2, 3)
+    labels = inputs.head_labels(2, 3)
     assert labels == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
-    assert explain_views.parse_heads([*labels[::-1], "l2h3"], 2, 3) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
-    assert explain_views.parse_heads([], 2, 3) == []
+    assert inputs.parse_heads([*labels[::-1], "l2h3"], 2, 3) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    assert inputs.parse_heads([], 2, 3) == []
 
 
 def test_class_index_defaults_to_the_prediction(result):
     predicted = int(np.argmax(result.probabilities))
-    assert explain_views.class_index(None, result) == explain_views.class_index("predicted", result) == predicted
-    assert explain_views.class_index("positive", result) == 1
+    assert inputs.class_index(None, result) == inputs.class_index("predicted", result) == predicted
+    assert inputs.class_index("positive", result) == 1
 
 
 def test_views_hold_cpu_tensors_and_serialise_to_strict_json(model, tokenizer, result):
     views = [
-        explain_views.rollout_view(result),
-        explain_views.attribution_view(model, tokenizer, result, "negative", 8, "zero"),
-        explain_views.head_view(model, tokenizer, result, 2, 2),
-        explain_views.knockout_view(model, tokenizer, result, ["L2 H2"]),
-        explain_views.importance_view(model, tokenizer, result),
-        explain_views.perturbation_view(model, tokenizer, result, 0, "mask"),
-        explain_views.word_order_view(model, tokenizer, result, seed=5),
-        explain_views.compare_view(result, result, 1, 1),
+        rollout.rollout_view(result),
+        attributions.attribution_view(model, tokenizer, result, "negative", 8, "zero"),
+        inside_head.head_view(model, tokenizer, result, 2, 2),
+        knockout.knockout_view(model, tokenizer, result, ["L2 H2"]),
+        knockout.importance_view(model, tokenizer, result),
+        perturb.perturbation_view(model, tokenizer, result, 0, "mask"),
+        word_order.word_order_view(model, tokenizer, result, seed=5),
+        compare.compare_view(result, result, 1, 1),
     ]
     for view in views:
         payload = to_jsonable(view, 6)
@@ -65,21 +77,23 @@ def test_views_hold_cpu_tensors_and_serialise_to_strict_json(model, tokenizer, r
 
 
 def test_rollout_view_pools_by_column_means(result):
-    view = explain_views.rollout_view(result)
+    view = rollout.rollout_view(result)
     torch.testing.assert_close(view.rollout.sum(dim=-1), torch.ones(2, len(result.tokens)))
     torch.testing.assert_close(view.pooled, view.rollout.mean(dim=1))
 
 
 def test_word_order_view_needs_the_same_number_of_tokens(model, tokenizer, result):
     with pytest.raises(InputError, match="has 2 tokens and the sentence 8"):
-        explain_views.word_order_view(model, tokenizer, result, reordered="dull film")
-    own = explain_views.word_order_view(model, tokenizer, result, reordered="dull was the acting , film wonderful a")
+        word_order.word_order_view(model, tokenizer, result, reordered="dull film")
+    own = word_order.word_order_view(model, tokenizer, result, reordered="dull was the acting , film wonderful a")
     assert own.seed is None and own.experiment.is_permutation
     assert own.difference_without_encoding < 1e-5
 
 
 def test_export_csv_averages_the_heads_for_the_mean(result):
-    rows = explain_views.export_csv(result, 0, None).splitlines()
+    name, csv_text = export.export_csv(result, 1, "mean")
+    rows = csv_text.splitlines()
+    assert name == "attention-layer1-headmean.csv"
     assert len(rows) == 1 + len(result.tokens)
     first = np.array([float(value) for value in rows[1].split(",")[1:]], dtype=np.float32)
     np.testing.assert_array_equal(first, result.attentions[0].mean(axis=0)[0])
@@ -87,32 +101,67 @@ def test_export_csv_averages_the_heads_for_the_mean(result):
 
 def test_excluded_positions_pick_special_tokens_and_punctuation():
     tokens = ["[UNK]", "good", ",", "!?", "[MASK]", "n't", "##s", "[PAD]"]
-    assert explain_panels.excluded_positions(tokens, ["special"]) == [0, 4, 7]
-    assert explain_panels.excluded_positions(tokens, ["punctuation"]) == [2, 3]
-    assert explain_panels.excluded_positions(tokens, []) == explain_panels.excluded_positions(tokens, None) == []
+    assert excluded_positions(tokens, ["special"]) == [0, 4, 7]
+    assert excluded_positions(tokens, ["punctuation"]) == [2, 3]
+    assert excluded_positions(tokens, []) == excluded_positions(tokens, None) == []
 
 
 @pytest.mark.parametrize(("value", "expected"), [(3, 3), ("2", 2), (8, 0), (-1, 0), (None, 0), ("x", 0)])
 def test_pick_position_falls_back_to_the_first_token(value, expected):
-    assert explain_panels.pick_position(value, 8) == expected
+    assert inputs.pick_position(value, 8) == expected
 
 
 def test_compare_panel_without_shared_tokens_has_no_difference(model, tokenizer, result):
     other = analysis.analyze(model, tokenizer, "שלום")
-    *_, heatmap_b, difference, summary = explain_panels.compare_panel(
-        explain_views.compare_view(result, other, 1, 1), "global", []
-    )
+    *_, heatmap_b, difference, summary = compare.compare_panel(compare.compare_view(result, other, 1, 1), "global", [])
     assert difference is None and "0 of 8 tokens" in summary
     assert len(heatmap_b.data[0].x) == len(other.tokens)
 
 
-def test_panels_escape_user_text_and_class_names(model, tokenizer):
-    markup = analysis.analyze(model, tokenizer, MARKUP)
-    view = explain_views.perturbation_view(model, tokenizer, markup, 1, "remove")
-    _, summary = explain_panels.perturbation_panel(view)
-    assert "<b>" not in summary and "<script" not in summary and "&lt;" in summary
-    _, summary = explain_panels.compare_panel(explain_views.compare_view(markup, markup, 1, 1), "row", [])[-2:]
-    assert "<script" not in summary and "<a " not in summary
+@pytest.fixture(scope="module")
+def markup(model, tokenizer):
+    """``MARKUP`` read by the model: its tokens hold "<" and ">", and its tail, past ``max_len``, is no token."""
+    result = analysis.analyze(model, tokenizer, MARKUP)
+    assert result.truncated and "<" in result.tokens
+    return result
+
+
+def test_attributions_html_escapes_the_typed_text_and_its_untokenised_tail(model, tokenizer, markup):
+    _, gradient, ig, *_ = attributions.attribution_panel(
+        attributions.attribution_view(model, tokenizer, markup, "predicted", 4, "pad")
+    )
+    for html_text in (gradient, ig):
+        assert "link&lt;/a&gt;" in html_text  # the cut tail, shown plain but escaped
+        assert "&lt;</span>" in html_text  # a token of the typed markup, highlighted and escaped
+        assert "<script" not in html_text and "</a>" not in html_text and "<b>" not in html_text
+
+
+def test_panels_escape_tokens_and_class_names(model, tokenizer, markup):
+    """Every HTML panel built from user text or class names holds it escaped (checked without a browser)."""
+    _, summary = perturb.perturbation_panel(perturb.perturbation_view(model, tokenizer, markup, 1, "remove"))
+    assert "<code>&lt;</code>" in summary and "<code><</code>" not in summary
+    summary, _ = word_order.word_order_panel(word_order.word_order_view(model, tokenizer, markup, seed=1))
+    assert "<code>&lt;</code>" in summary and "<code><</code>" not in summary
+    summary = compare.compare_panel(compare.compare_view(markup, markup, 1, 1), "row", [])[-1]
+    assert "&lt; (0→0)" in summary and "< (0→0)" not in summary  # the aligned tokens, as the model read them
+    view = knockout.knockout_view(model, tokenizer, markup, ["L1 H1"])
+    _, summary, _ = knockout.knockout_panel(dataclasses.replace(view, label_names=["<b>neg</b>", "pos"]), "global", [])
+    assert "&lt;b&gt;neg&lt;/b&gt;" in summary and "<b>neg" not in summary
+    _, summary = inside_head.head_panel(inside_head.head_view(model, tokenizer, markup, 1, 1), 0)
+    assert "<" not in summary.replace("<p>", "").replace("</p>", "").replace("<b>", "").replace("</b>", "")
+    summary = attributions.attribution_panel(
+        dataclasses.replace(
+            attributions.attribution_view(model, tokenizer, markup, "predicted", 4, "pad"), target_label="<i>x</i>"
+        )
+    )[0]
+    assert "&lt;i&gt;x&lt;/i&gt;" in summary and "<i>" not in summary
+
+
+def test_head_and_compare_views_speak_the_pages_numbering(model, tokenizer, result):
+    scores = inside_head.head_view(model, tokenizer, result, 2, 1).scores
+    assert (scores.layer, scores.head) == (2, 1)
+    comparison = compare.compare_view(result, result, 1, 2).comparison
+    assert (comparison.layer, comparison.head) == (1, 2)
 
 
 def test_page_address_readers():
@@ -128,7 +177,7 @@ def test_page_address_readers():
 def test_export_files_are_written_once_per_content_and_pruned(tmp_path, monkeypatch):
     first = write_export("a.json", "{}", tmp_path)
     assert first.read_text() == "{}" and write_export("a.json", "{}", tmp_path) == first
-    monkeypatch.setattr("transformer.export_files.KEEP", 2)
+    monkeypatch.setattr("transformer.explorer.export_files.KEEP", 2)
     os.utime(first.parent, (time.time() - 60, time.time() - 60))
     second, third = write_export("b.csv", "x", tmp_path), write_export("c.csv", "y", tmp_path)
     assert not first.exists() and second.exists() and third.exists()

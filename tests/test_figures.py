@@ -5,7 +5,9 @@ import json
 import numpy as np
 import pytest
 
-from transformer import figures, sinusoidal_table
+from transformer import sinusoidal_table
+from transformer.explorer import figures
+from transformer.explorer.views import positional_encoding
 
 TOKENS = ["the", "film", "the", "<b>", "end"]
 
@@ -98,7 +100,7 @@ def test_attention_figures_send_matrices_as_compact_typed_arrays():
 
 def test_positional_curves_draw_the_chosen_dimensions_and_mark_the_tokens():
     table = sinusoidal_table(50, 16).numpy()
-    figure = figures.positional_curves(table, [0, 5], TOKENS)
+    figure = positional_encoding.positional_curves(table, [0, 5], TOKENS)
     lines = [trace for trace in figure.data if trace.mode == "lines"]
     markers = [trace for trace in figure.data if trace.mode == "markers"]
     assert [trace.name for trace in lines] == ["dim 0 (sin)", "dim 5 (cos)"]
@@ -111,20 +113,20 @@ def test_positional_curves_draw_the_chosen_dimensions_and_mark_the_tokens():
 
 
 def test_positional_curves_without_a_sentence_have_no_markers():
-    figure = figures.positional_curves(sinusoidal_table(50, 16).numpy(), [1])
+    figure = positional_encoding.positional_curves(sinusoidal_table(50, 16).numpy(), [1])
     assert [trace.mode for trace in figure.data] == ["lines"]
     assert not figure.layout.shapes
 
 
 def test_positional_heatmap_shows_the_whole_table():
     table = sinusoidal_table(40, 8).numpy()
-    (trace,) = figures.positional_heatmap(table).data
+    (trace,) = positional_encoding.positional_heatmap(table).data
     np.testing.assert_array_equal(trace.z, table)
     assert (trace.zmin, trace.zmax) == (-1, 1)
 
 
 def test_positional_similarity_depends_only_on_the_distance():
-    (trace,) = figures.positional_similarity(sinusoidal_table(40, 16).numpy()).data
+    (trace,) = positional_encoding.positional_similarity(sinusoidal_table(40, 16).numpy()).data
     similarity = np.asarray(trace.z)
     assert similarity.shape == (40, 40)
     np.testing.assert_allclose(np.diag(similarity), 1.0, atol=1e-5)

@@ -116,6 +116,13 @@ def assert_serves_normally(client, app) -> None:
     assert n > 0 and np.array(result["attentions"]).shape == (model.num_layers, model.num_heads, n, n)
 
 
+def refused_clearly(outcome, sent: object) -> bool:
+    """A failed call is a refusal: it carries a message for a person (a sentence that leaks nothing), never silence."""
+    return (
+        bool(outcome.error) and is_clear_sentence(without_echo(outcome.error, sent)) and not leaks(outcome.error, sent)
+    )
+
+
 def assert_clear(message: str, sent: object, markup: bool = True) -> None:
     """A message for the person who sent ``sent``: a sentence, no trace, no path, no class, no markup of theirs.
 
@@ -178,7 +185,7 @@ def test_endpoints_survive_values_of_any_type(app, client, caller, endpoints, fn
         for endpoint, parameters in sorted(named.items()):
             args = [data.draw(any_json(), label=f"{endpoint} {p['parameter_name']}") for p in parameters]
             outcome = caller.call(fn_index[endpoint], args)
-            assert outcome.success or not outcome.error or not leaks(outcome.error, args), outcome.error
+            assert outcome.success or refused_clearly(outcome, args), (endpoint, outcome)
 
     fuzz()
     assert_serves_normally(client, app)
@@ -307,6 +314,8 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
                 count = data.draw(st.sampled_from([len(fn.inputs), len(fn.inputs), 0, len(fn.inputs) + 1]))
                 values = data.draw(st.lists(any_json(), min_size=count, max_size=count), label=fn.name or "")
                 outcome = caller.call(index, values)
+                # The page never sends these; Gradio refuses a mistyped value before any handler runs, silently
+                # (no show_error), so a failure here may carry no message, only never a leak.
                 assert outcome.success or not outcome.error or not leaks(outcome.error, values), outcome.error
 
         return fuzz

@@ -19,7 +19,8 @@ from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transformer import analysis
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.inputs import MEAN_HEAD
 
 FUZZ = settings(
     max_examples=60,
@@ -39,7 +40,7 @@ def loaded(app):
 
 @pytest.fixture(scope="module")
 def result(app):
-    return app.run_model(NORMAL_TEXT)
+    return runner.run_model(NORMAL_TEXT)
 
 
 def assert_clear(message: str, sent: object) -> None:
@@ -115,7 +116,7 @@ def test_analyze_reads_any_text_whole_or_truncated_or_says_why(loaded, text):
 def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text, layer, head, dims):
     model = loaded.model
     layer = 1 + layer % model.num_layers  # the Radio lets through only its choices: 1..L,
-    head = app.MEAN_HEAD if head % (model.num_heads + 1) == 0 else str(head % (model.num_heads + 1))  # "1".."H", mean
+    head = MEAN_HEAD if head % (model.num_heads + 1) == 0 else str(head % (model.num_heads + 1))  # "1".."H", mean
     try:
         outputs = app.show_text(text, layer, head, dims)
     except gr.Error as error:
@@ -148,7 +149,7 @@ def test_token_view_shows_an_expanded_character_once(loaded, text):
 @FIGURES
 @given(text=hostile_text())
 def test_api_handlers_answer_any_text_or_raise_a_clear_gr_error(app, loaded, text):
-    for handler in (app.predict, app.attention):
+    for handler in (app.predict, views.attention.attention):
         try:
             payload = handler(text)
         except gr.Error as error:
@@ -172,27 +173,27 @@ def test_show_head_draws_the_head_it_names_or_refuses(app, loaded, result, layer
     """
     head = str(head)
     try:
-        figure = app.show_head(result, layer, head)
+        figure = views.attention.show_head(result, layer, head)
     except (gr.Error, IndexError, ValueError):
         return
     model = loaded.model
     assert 1 <= layer <= model.num_layers, f"layer {layer} does not exist but was drawn"
-    if head != app.MEAN_HEAD:
+    if head != MEAN_HEAD:
         assert 1 <= int(head) <= model.num_heads, f"head {head} does not exist but was drawn"
-    expected = analysis.attention_matrix(result, layer - 1, None if head == app.MEAN_HEAD else int(head) - 1)
+    expected = analysis.attention_matrix(result, layer - 1, None if head == MEAN_HEAD else int(head) - 1)
     np.testing.assert_allclose(figure.data[0].z, expected)
 
 
 @pytest.mark.parametrize(("layer", "head"), [(0, "1"), (-1, "1"), (1, "0"), (1, "-1")])
 def test_show_head_refuses_layers_and_heads_that_do_not_exist(app, result, layer, head):
     with pytest.raises((gr.Error, IndexError, ValueError)):
-        app.show_head(result, layer, head)
+        views.attention.show_head(result, layer, head)
 
 
 @FIGURES
 @given(dims=st.lists(hostile_int(), max_size=12) | st.none())
 def test_show_positions_keeps_only_dimensions_that_exist(app, loaded, result, dims):
-    figure = app.show_positions(result, dims)
+    figure = views.positional_encoding.show_positions(result, dims)
     kept = {dim for dim in dims or [] if 0 <= dim < loaded.model.d_model}
     assert sorted(int(trace.name.split()[1]) for trace in figure.data if trace.mode == "lines") == sorted(kept)
 
@@ -225,7 +226,7 @@ def test_a_text_of_the_wrong_type_is_a_clear_input_error(app, value):
     with pytest.raises(analysis.InputError) as raised:
         analysis.check_text(value)
     assert_clear(str(raised.value), value)
-    for handler in (app.predict, app.attention):
+    for handler in (app.predict, views.attention.attention):
         with pytest.raises(gr.Error) as raised:
             handler(value)
         assert_clear(raised.value.message, value)

@@ -32,6 +32,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
+from transformer.explorer import runner
 from transformer.loading import ModelLoadError, load_model
 
 PICKLE_NAMES = ["pytorch_model.bin", "model.bin", "pytorch_model.pt", "model.pkl", "model.ckpt", "training_args.bin"]
@@ -161,7 +162,8 @@ def test_nothing_a_page_or_api_caller_sends_names_a_model(app, client):
 
 def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
     """The one call to load_model is in get_model, which reads the environment once (cached) and takes nothing."""
-    tree = ast.parse(Path(app.__file__).read_text(encoding="utf-8"))
+    sources = [Path(app.__file__), *Path(runner.__file__).parent.rglob("*.py")]  # the app and all of the explorer
+    tree = ast.Module(body=[ast.parse(path.read_text(encoding="utf-8")) for path in sources], type_ignores=[])
     callers = {
         function.name
         for function in ast.walk(tree)
@@ -173,13 +175,14 @@ def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
     assert not inspect.signature(app.get_model).parameters
     assert app.get_model.cache_info().maxsize == 1
     handlers = {fn.fn for fn in app.demo.fns.values()}
-    assert app.get_model not in handlers and app.load_model not in handlers
+    assert app.get_model is runner.get_model
+    assert runner.get_model not in handlers and runner.load_model not in handlers
 
 
 def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, caller, monkeypatch):
     loaded = app.get_model()[0]
     calls = []
-    monkeypatch.setattr(app, "load_model", lambda *args, **kwargs: calls.append(args) or load_model(*args, **kwargs))
+    monkeypatch.setattr(runner, "load_model", lambda *args, **kwargs: calls.append(args) or load_model(*args, **kwargs))
     for endpoint, spec in client.view_api(print_info=False, return_format="dict")["named_endpoints"].items():
         parameters = spec["parameters"]
         client.predict(
@@ -303,9 +306,9 @@ def test_the_app_serves_with_gradios_quiet_errors(app, monkeypatch):
 
 def test_an_unexpected_error_reaches_the_client_without_its_trace(app, client, monkeypatch):
     def broken(text):
-        raise RuntimeError(f'secret: File "{ROOT}/app.py", line 1, in run_model')
+        raise RuntimeError(f'secret: File "{ROOT}/transformer/explorer/runner.py", line 1, in run_model')
 
-    monkeypatch.setattr(app, "run_model", broken)
+    monkeypatch.setattr(runner, "run_model", broken)
     for endpoint in ("/predict", "/attention"):
         with pytest.raises(AppError) as raised:
             client.predict(NORMAL_TEXT, api_name=endpoint)

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .classifier import TransformerClassifier
-from .explain_run import check_sentence
+from ..classifier import TransformerClassifier
+from .run import check_sentence
 
 DEFAULT_IG_STEPS = 32
 # Completeness holds when |sum(attributions) − (f(x) − f(baseline))| <= RTOL·|f(x) − f(baseline)| + ATOL.

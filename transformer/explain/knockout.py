@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .classifier import TransformerClassifier
-from .explain_run import Prediction, check_sentence, predict
+from ..classifier import TransformerClassifier
+from .run import Prediction, check_sentence, predict
 
 
 @dataclass(frozen=True)

@@ -3,11 +3,32 @@
 Shape letters: N = query tokens, M = key tokens.
 """
 
-from collections.abc import Iterable
+import unicodedata
+from collections.abc import Iterable, Sequence
 
 import torch
 
+from ..tokenizer import SPECIAL_TOKENS
+
 SCALES = ("global", "row")
+# What the colour scale can leave out: (what the page says, the value in the address and the API)
+LEAVE_OUT = [("special tokens ([PAD], [UNK], [MASK])", "special"), ("punctuation", "punctuation")]
+
+
+def colour_scale(scale: str | None) -> str:
+    """The colour-scale choice, "global" unless it is one of ``SCALES``."""
+    return scale if scale in SCALES else "global"
+
+
+def excluded_positions(tokens: Sequence[str], leave_out: Sequence[str] | None) -> list[int]:
+    """The positions of the tokens that ``leave_out`` ("special", "punctuation") keeps out of the colour range."""
+    chosen = set(leave_out or ())
+    return [
+        position
+        for position, token in enumerate(tokens)
+        if ("special" in chosen and token in SPECIAL_TOKENS)
+        or ("punctuation" in chosen and all(unicodedata.category(char).startswith("P") for char in token))
+    ]
 
 
 def colour_limit(matrix: torch.Tensor, scale: str = "global", exclude: Iterable[int] = ()) -> torch.Tensor:

@@ -8,9 +8,9 @@ from difflib import SequenceMatcher
 
 import torch
 
-from .classifier import TransformerClassifier
-from .explain_rollout import stack_attentions
-from .explain_run import predict
+from ..classifier import TransformerClassifier
+from .rollout import stack_attentions
+from .run import predict
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ Shape letters: L = layers, H = heads, N = tokens read, C = classes, D = d_model.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .loading import DEFAULT_MODEL_DIR
-from .tokenizer import UNK_TOKEN
+from ..loading import DEFAULT_MODEL_DIR
+from ..tokenizer import UNK_TOKEN
 
 MAX_INPUT_CHARS = 10_000
 PAYLOAD_DECIMALS = 4
@@ -265,3 +266,19 @@ def model_status(loaded, note: str | None = None) -> str:
     ]
     line = " · ".join(parts)
     return line if note is None else f"{line}  \n⚠️ {html.escape(note)}"
+
+
+def sentence_ids(model: torch.nn.Module, result: Analysis) -> torch.Tensor:
+    """The tokens the model read, as its input on its device: (1, N)."""
+    return torch.tensor([result.token_ids], device=next(model.parameters()).device)
+
+
+def model_attentions(result: Analysis) -> tuple[torch.Tensor, ...]:
+    """The analysis's weights in the model's output format: L tensors of (1, H, N, N)."""
+    return torch.from_numpy(result.attentions).unsqueeze(1).unbind(0)  # (L, H, N, N) -> L x (1, H, N, N)
+
+
+def on_cpu(value):
+    """A dataclass with each of its tensor fields moved to the CPU (views are kept and sent, never computed on)."""
+    fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    return dataclasses.replace(value, **{k: v.cpu() for k, v in fields.items() if isinstance(v, torch.Tensor)})

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import torch
 
-from .classifier import TransformerClassifier
-from .explain_run import check_sentence
+from ..classifier import TransformerClassifier
+from .run import check_sentence
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import functools
 import html
+import math
 import unicodedata
 from collections.abc import Sequence
 
@@ -21,7 +22,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from .explain_colour import colour_limit, normalise_attention
+from .colour import colour_limit, normalise_attention
 
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
@@ -213,139 +214,48 @@ def attention_grid(
     return figure
 
 
-def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[str] = ()) -> go.Figure:
-    """Selected dimensions of the positional-encoding table against position, the sentence's tokens marked.
+def escape(text: object) -> str:
+    """Any text for a plotly label, title or hover: plotly decodes &amp;, &lt; and &gt; but not &quot;."""
+    return html.escape(str(text), quote=False)
 
-    Args:
-        table: (P, D), the model's own table.
-        dims: the dimensions to draw.
-        tokens: the sentence's N tokens; their positions 0..N-1 get markers and a shaded band.
+
+def heatmap(
+    values: torch.Tensor,
+    x_labels: list[str],
+    y_labels: list[str],
+    *,
+    title: str,
+    axis_titles: tuple[str, str],
+    signed: bool,
+    colours: torch.Tensor | None = None,
+    colour_title: str = "value",
+    show_values: bool = False,
+) -> go.Figure:
+    """A heatmap whose hover shows ``values`` and whose colour shows ``colours`` (default: the values).
+
+    Labels must already be escaped. Signed data gets a diverging scale centred on 0; NaN is blank.
+
+    Shape:
+        values, colours: (rows, columns).
     """
-    positions = np.arange(table.shape[0])
-    n = len(tokens)
-    labels = token_labels(tokens)
-    traces = []
-    for dim in dims:
-        values = np.asarray(table[:, dim], dtype=np.float32)  # (P,)
-        name = f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
-        traces.append(
-            {
-                "type": "scatter",
-                "x": positions,
-                "y": values,
-                "mode": "lines",
-                "name": name,
-                "legendgroup": name,
-                "hovertemplate": f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>",
-            }
-        )
-        if n:
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": positions[:n],
-                    "y": values[:n],
-                    "mode": "markers",
-                    "name": name,
-                    "legendgroup": name,
-                    "showlegend": False,
-                    "text": labels,
-                    "marker": {"size": 7, "line": {"width": 1, "color": "white"}},
-                    "hovertemplate": f"token %{{text}}<br>{name}: %{{y:.3f}}<extra></extra>",
-                }
-            )
-    layout = {
-        "template": TEMPLATE,
-        "title": {"text": "Positional encoding: each dimension is a sine or cosine of the position"},
-        "xaxis": {"title": {"text": "position"}},
-        "yaxis": {"title": {"text": "value"}, "range": [-1.15, 1.15]},
-        "height": 380,
-        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
-        "legend": {"orientation": "h", "y": -0.2},
-    }
-    if n:
-        layout["shapes"] = [
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": -0.5,
-                "x1": n - 0.5,
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": "rgba(255, 200, 0, 0.15)",
-                "line": {"width": 0},
-                "layer": "below",
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "x": -0.5,
-                "y": 1,
-                "xref": "x",
-                "yref": "paper",
-                "text": f"your {n} tokens",
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-            }
-        ]
-    return go.Figure(data=traces, layout=layout)
-
-
-def _matrix_figure(z: np.ndarray, title: str, x_title: str, y_title: str, hover: str, colorbar: str) -> go.Figure:
-    """A diverging heatmap from -1 to 1 with the first row at the top."""
-    heatmap = {
-        "type": "heatmap",
-        "z": np.asarray(z, dtype=np.float32),
-        "zmin": -1.0,
-        "zmax": 1.0,
-        "colorscale": ENCODING_COLORS,
-        "colorbar": {"title": {"text": colorbar}},
-        "hovertemplate": hover,
-    }
-    layout = {
-        "template": TEMPLATE,
-        "title": {"text": title},
-        "xaxis": {"title": {"text": x_title}},
-        "yaxis": {"title": {"text": y_title}, "autorange": "reversed"},
-        "height": 420,
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-    }
-    return go.Figure(data=[heatmap], layout=layout)
-
-
-def positional_heatmap(table: np.ndarray) -> go.Figure:
-    """The whole positional-encoding table, position × dimension.
-
-    Args:
-        table: (P, D), the model's own table.
-    """
-    return _matrix_figure(
-        table,
-        "Positional encoding table (position × dimension)",
-        "dimension",
-        "position",
-        "position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
-        "value",
+    colours = values if colours is None else colours
+    limit = (colours.abs().nan_to_num().max().item() if colours.numel() else 0.0) or 1.0
+    x_title, y_title = axis_titles
+    text = [["" if math.isnan(value) else f"{value:.3f}" for value in row] for row in values.tolist()]
+    trace = go.Heatmap(
+        z=colours.tolist(),
+        x=x_labels,
+        y=y_labels,
+        text=text,
+        colorscale=SIGNED_COLORS if signed else ATTENTION_COLORS,
+        colorbar={"title": {"text": colour_title}},
+        zmin=-limit if signed else 0.0,
+        zmax=limit,
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{text}}<extra></extra>",
+        texttemplate="%{text}" if show_values else None,
     )
-
-
-def positional_similarity(table: np.ndarray) -> go.Figure:
-    """Cosine similarity between the encodings of every two positions: PE·PEᵀ divided by the norms.
-
-    It depends only on the distance between the two positions, which is how attention can read relative position.
-
-    Args:
-        table: (P, D), the model's own table.
-    """
-    table = np.asarray(table, dtype=np.float32)
-    unit = table / np.maximum(np.linalg.norm(table, axis=1, keepdims=True), 1e-12)  # (P, D), rows of length 1
-    return _matrix_figure(
-        unit @ unit.T,  # (P, P)
-        "Similarity of positions (PE·PEᵀ, normalised)",
-        "position",
-        "position",
-        "positions %{y} and %{x}<br>similarity %{z:.3f}<extra></extra>",
-        "cosine",
-    )
+    figure = go.Figure(trace)
+    figure.update_layout(template=TEMPLATE, title=escape(title), margin={"t": 60, "l": 10, "r": 10, "b": 10})
+    figure.update_xaxes(type="category", title=x_title, tickangle=-45)
+    figure.update_yaxes(type="category", title=y_title, autorange="reversed")
+    return figure

@@ -8,10 +8,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .classifier import TransformerClassifier
-from .explain_attribution import DEFAULT_IG_STEPS, gradient_x_input, integrated_gradients
-from .explain_rollout import attention_rollout, pooled_attention, pooled_relevance
-from .explain_run import predict
+from ..classifier import TransformerClassifier
+from .attribution import DEFAULT_IG_STEPS, gradient_x_input, integrated_gradients
+from .rollout import attention_rollout, pooled_attention, pooled_relevance
+from .run import predict
 
 METHODS = ("attention", "rollout", "gradient × input", "integrated gradients")
 
@@ -65,7 +65,7 @@ def agreement_of(
     """Rank-correlate the methods in ``METHODS`` from a sentence's attentions and its two gradient attributions.
 
     Attention is the last layer's head-averaged attention read for the pooled output, rollout its
-    pooled relevance after the last layer (see ``explain_rollout``); both are about the input
+    pooled relevance after the last layer (see ``rollout``); both are about the input
     whatever the class. The gradient scores are for whichever class they were computed for.
 
     Args:

@@ -1,4 +1,4 @@
-"""Running the model on one sentence: the entry point shared by the ``explain_*`` modules.
+"""Running the model on one sentence: the entry point shared by every module of ``transformer.explain``.
 
 Shape letters: N = tokens, C = classes, L = layers, H = heads.
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from .classifier import TransformerClassifier
+from ..classifier import TransformerClassifier
 
 
 @dataclass(frozen=True)

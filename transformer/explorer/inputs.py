@@ -1,0 +1,107 @@
+"""Checking what people send (the page, its address, API callers) and numbering layers, heads and classes.
+
+The one place where the page's numbering meets the model's: layers and heads count from 1 on the
+page, in the address and in every API argument and answer, and from 0 in ``transformer.explain``.
+``layer_head`` turns the page's numbers into the model's indices and ``page_numbers`` turns an
+explanation's indices back. Token positions count from 0 everywhere, as in the token labels.
+
+A bad value raises ``analysis.InputError`` with a message that says what is allowed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import html
+import re
+from collections.abc import Sequence
+
+import numpy as np
+
+from .analysis import Analysis, InputError
+
+MEAN_HEAD = "mean"  # the head choice that averages every head
+PREDICTED = "predicted"  # the target-class choice that follows the model's prediction
+_HEAD_LABEL = re.compile(r"\s*L\s*(\d+)\s*H\s*(\d+)\s*", re.IGNORECASE)
+
+
+def shown(value, limit: int = 40) -> str:
+    """A caller's value quoted in a message: its repr, cut to ``limit`` characters and HTML-escaped.
+
+    Gradio shows error messages as HTML, and a value may be markup or 10,000 characters long.
+    """
+    text = repr(value)
+    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…")
+
+
+def whole_number(value, name: str, low: int, high: int) -> int:
+    """``value`` as an int in [low, high], or an ``InputError`` naming ``name`` and the range."""
+    try:
+        number = int(value)
+        ok = number == float(value) and low <= number <= high
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise InputError(f"{name} must be a whole number from {low} to {high}; got {shown(value)}.")
+    return number
+
+
+def layer_head(layer, head, num_layers: int, num_heads: int, *, mean: bool = False) -> tuple[int, int | None]:
+    """A layer and head counted from 1 as the model's 0-based indices, range-checked.
+
+    With ``mean``, the head may be ``MEAN_HEAD`` (every head), returned as None.
+    """
+    layer_index = whole_number(layer, "Layer", 1, num_layers) - 1
+    if mean and head == MEAN_HEAD:
+        return layer_index, None
+    return layer_index, whole_number(head, "Head", 1, num_heads) - 1
+
+
+def page_numbers(value):
+    """An explanation dataclass with its 0-based ``layer`` and ``head`` fields counted from 1, as the page does."""
+    return dataclasses.replace(value, layer=value.layer + 1, head=value.head + 1)
+
+
+def head_labels(num_layers: int, num_heads: int) -> list[str]:
+    """Every head's name, "L1 H1" ... "L{L} H{H}", layer by layer."""
+    return [f"L{layer} H{head}" for layer in range(1, num_layers + 1) for head in range(1, num_heads + 1)]
+
+
+def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads: int) -> list[tuple[int, int]]:
+    """Head names ("L1 H2", case and spaces free) as sorted, distinct 0-based (layer, head) pairs."""
+    if isinstance(labels, str) or not isinstance(labels, list | tuple):
+        raise InputError(f'Heads must be a list of names like "L1 H2"; got {shown(labels)}.')
+    heads = set()
+    for label in labels:
+        match = _HEAD_LABEL.fullmatch(label) if isinstance(label, str) else None
+        if match is None:
+            raise InputError(f'Name heads like "L1 H2" (layer 1, head 2); got {shown(label)}.')
+        heads.add(
+            (
+                whole_number(match[1], "The layer in a head name", 1, num_layers) - 1,
+                whole_number(match[2], "The head in a head name", 1, num_heads) - 1,
+            )
+        )
+    return sorted(heads)
+
+
+def class_index(target: str | None, result: Analysis) -> int:
+    """A class name as its index; None, "" or ``PREDICTED`` mean the class the model predicts."""
+    if target in (None, "", PREDICTED):
+        return int(np.argmax(result.probabilities))
+    if target not in result.label_names:
+        names = html.escape(", ".join(result.label_names))
+        raise InputError(f'Choose a target class from {names} (or "{PREDICTED}"); got {shown(target)}.')
+    return result.label_names.index(target)
+
+
+def pick_position(value, n: int) -> int:
+    """``value`` when it is one of n token positions, else 0: a kept choice may outlive its sentence."""
+    try:
+        return whole_number(value, "position", 0, n - 1)
+    except ValueError:
+        return 0
+
+
+def token_choices(tokens: Sequence[str]) -> list[tuple[str, int]]:
+    """Dropdown choices for picking a token: ("position token", position); Gradio shows them as plain text."""
+    return [(f"{position} {token}", position) for position, token in enumerate(tokens)]

@@ -1,0 +1,173 @@
+"""The page around the tabs: reading the sentence, drawing the main views, and the page address.
+
+- ``show_text`` runs the model once and draws the views that follow every analysis (the ``main``
+  views: attention, all heads, positional encoding) from the ``Analysis`` kept in ``gr.State``; their
+  own controls and the colour scale redraw from it without calling the model. It computes no explanation.
+- The other tabs are drawn when used: when selected, when one of their controls changes, and, for the
+  tab on screen, after each new analysis or colour-scale change. A tab whose numbers need the model keeps
+  them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
+- ``restore_view`` and ``restore_controls`` (page load) read the address (``?text=...&layer=2&view=knockout
+  &heads_off=L1 H2``...); ``sync_url_js`` rewrites it after each view to hold the text, the view and that
+  view's controls, so a copied address or the deep-link button reproduces the view.
+"""
+
+from __future__ import annotations
+
+import json
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from . import analysis, page_address, runner
+from .analysis import Analysis, EmptyInputError, InputError
+from .colour import LEAVE_OUT, SCALES
+from .inputs import MEAN_HEAD
+from .registry import Reading, read_text
+from .views import VIEWS, all_heads, attention, positional_encoding
+
+MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by deep link
+# The page address: parameters kept for every view, then each view's own (its controls).
+GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]
+VIEW_PARAMS = {view.id: list(view.params) for view in VIEWS if view.params}
+URL_PARAMS = GLOBAL_PARAMS + [name for names in VIEW_PARAMS.values() for name in names]
+TEXT_PARAMS = ["text", *(name for view in VIEWS for name, read in view.params.items() if read is read_text)]
+
+
+def sync_url_js(address_read: bool = False) -> str:
+    """JavaScript that writes the text, the view and that view's controls into the page address.
+
+    Until the page load has read the address (``address_read``: the last step of the load), it
+    changes nothing: Gradio selects the first tab when the page mounts, and rewriting the address
+    then would lose the view that the address asks for.
+    """
+    return f"""
+(...values) => {{
+    {"window.__explorerAddressRead = true;" if address_read else "if (!window.__explorerAddressRead) return;"}
+    const names = {json.dumps(URL_PARAMS)}, own = {json.dumps(VIEW_PARAMS)}, texts = {json.dumps(TEXT_PARAMS)};
+    const view = values[names.indexOf("view")];
+    const url = new URL(window.location.href);
+    url.searchParams.delete("deep_link");
+    names.forEach((name, i) => {{
+        const value = Array.isArray(values[i]) ? values[i].join(",") : String(values[i] ?? "");
+        const kept = {json.dumps(GLOBAL_PARAMS)}.includes(name) || (own[view] || []).includes(name);
+        const fits = !texts.includes(name) || encodeURIComponent(value).length <= {MAX_URL_TEXT};
+        if (kept && fits && value.trim()) {{
+            url.searchParams.set(name, value);
+        }} else {{
+            url.searchParams.delete(name);
+        }}
+    }});
+    window.history.replaceState(window.history.state, "", url);
+}}
+"""
+
+
+def show_attention(
+    result: Analysis | None, layer: int, head: str, scale: str, leave_out: list[str] | None
+) -> tuple[go.Figure | None, go.Figure | None]:
+    """Redraw the one-head heatmap and the all-heads grid with another colour scale (no model call)."""
+    return attention.show_head(result, layer, head, scale, leave_out), all_heads.show_grid(result, scale, leave_out)
+
+
+def show_text(
+    text: str | None,
+    layer: int,
+    head: str,
+    dims: list[int] | None,
+    scale: str = "global",
+    leave_out: list[str] | None = None,
+) -> tuple:
+    """Run the model once on ``text`` and draw the main views (no explanation: those are drawn when used).
+
+    Returns:
+        (analysis state, prediction, token spans, notice, heatmap, all-heads grid, positional curves).
+        Blank text gives a prompt in the notice and empty views, not an error.
+    """
+    try:
+        result = runner.run_model(text)
+    except EmptyInputError as prompt:
+        return None, None, None, str(prompt), None, None, positional_encoding.show_positions(None, dims)
+    except InputError as error:
+        raise runner.user_error(error) from None
+    return (
+        result,
+        result.prediction,
+        analysis.token_spans(result),
+        result.notice or "",
+        *show_attention(result, layer, head, scale, leave_out),
+        positional_encoding.show_positions(result, dims),
+    )
+
+
+def predict(text: str) -> dict:
+    """Classify a text.
+
+    Returns {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...]}.
+    """
+    return analysis.label_payload(runner.read_for_api(text))
+
+
+def _page_choice(value, allowed: list, default):
+    """The page's ``value`` when it is one of the ``allowed`` choices, else ``default``."""
+    picked = page_address.choice(str(value), allowed) if isinstance(value, str | int) else None
+    return default if picked is None else picked
+
+
+def _page_choices(value, allowed: list, default: list, most: int | None = None) -> list:
+    """The page's list ``value`` when it holds only ``allowed`` choices (at most ``most``), else ``default``."""
+    if not isinstance(value, list) or (most is not None and len(value) > most):
+        return default
+    picked = [_page_choice(item, allowed, None) for item in value]
+    return default if None in picked else picked
+
+
+def page_dims(dims, model) -> list[int]:
+    """The page's positional-encoding dimensions when they are the dropdown's choices (at most 8), else the default."""
+    allowed, default = list(range(model.d_model)), positional_encoding.default_dims(model)
+    return _page_choices(dims, allowed, default, most=positional_encoding.MAX_DIMS)
+
+
+def restore_view(
+    text: str,
+    layer: int,
+    head: str,
+    dims: list[int] | None,
+    request: gr.Request | None,
+    scale: str = "global",
+    leave_out: list[str] | None = None,
+) -> tuple:
+    """Page load: take text, layer, head and the colour scale from the address, then draw the main views.
+
+    The page's own values run here unchecked by Gradio (the load event does not preprocess): a deep link
+    (``?deep_link=``) fills the page with whatever its maker's session sent, so a page value is used only
+    when it is one of its control's choices, else the control's default; never echoed in an error.
+
+    Returns:
+        (text, layer, head, scale, leave_out, *the outputs of ``show_text``).
+    """
+    params = dict(request.query_params) if request is not None else {}
+    model = runner.get_model()[0].model
+    layers, heads = list(range(1, model.num_layers + 1)), [MEAN_HEAD, *map(str, range(1, model.num_heads + 1))]
+    leave_out_values = [value for _, value in LEAVE_OUT]
+    text = params.get("text", text if isinstance(text, str) else "")
+    layer = page_address.choice(params.get("layer"), layers) or _page_choice(layer, layers, 1)
+    head = page_address.choice(params.get("head"), heads) or _page_choice(head, heads, "1")
+    scale = page_address.choice(params.get("scale"), SCALES) or _page_choice(scale, SCALES, "global")
+    restored = page_address.choices(params.get("leave_out"), leave_out_values)
+    leave_out = _page_choices(leave_out, leave_out_values, []) if restored is None else restored
+    dims = page_dims(dims, model)
+    return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out))
+
+
+def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
+    """Page load, after ``restore_view``: the view and its controls from the address (``?view=knockout&...``).
+
+    Returns:
+        {URL parameter: value} for each parameter present and allowed; the others keep what the page has.
+    """
+    params = dict(request.query_params) if request is not None else {}
+    reading = Reading(runner.get_model()[0].model, len(result.tokens) if result is not None else 0)
+    readers = {"view": lambda value, _: page_address.choice(value, [view.id for view in VIEWS])}
+    readers |= {name: read for view in VIEWS for name, read in view.params.items()}
+    restored = {name: read(params[name], reading) for name, read in readers.items() if name in params}
+    return {name: value for name, value in restored.items() if value is not None}

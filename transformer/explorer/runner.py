@@ -1,0 +1,120 @@
+"""The explorer's model, loaded once, and every call to it: the only place that loads or runs the model.
+
+``get_model`` is the cached loader (MODEL_ID at MODEL_REVISION, else the bundled model); ``run_model``
+and ``run_view`` are the GPU-wrapped calls. The rest turn an ``InputError`` into a clear ``gr.Error``
+for the person or API caller who sent the text or the controls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import functools
+import logging
+import os
+from pathlib import Path
+
+import gradio as gr
+import torch
+
+from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, load_model
+from . import analysis
+from .analysis import Analysis, InputError
+from .export import to_jsonable
+
+try:  # Hugging Face ZeroGPU: the model's work runs inside spaces.GPU; imported before anything touches CUDA
+    import spaces
+except ImportError:
+    spaces = None
+
+logger = logging.getLogger(__name__)
+
+API_DECIMALS = 6  # the explanation endpoints round their numbers to this many decimals (/export keeps them exact)
+
+
+@functools.lru_cache(maxsize=1)
+def get_model() -> tuple[LoadedModel, str | None]:
+    """The model to explore, loaded once: MODEL_ID at MODEL_REVISION, else the bundled model.
+
+    It is read on the CPU and then moved to CUDA when there is a GPU: on ZeroGPU hardware the main
+    process may not touch CUDA itself, and ``.to("cuda")`` is the move that ``spaces`` defers.
+
+    Returns:
+        (the loaded model, a note saying why the app fell back to the bundled model, or None).
+    """
+    source = os.environ.get("MODEL_ID") or str(DEFAULT_MODEL_DIR)
+    revision = os.environ.get("MODEL_REVISION") or None
+    note = None
+    try:
+        loaded = load_model(source, revision=revision, device="cpu")
+    except ModelLoadError as error:
+        if Path(source).resolve() == Path(DEFAULT_MODEL_DIR).resolve():
+            raise
+        note = f"Could not load {source} ({error}); showing the bundled model instead."
+        logger.warning(note)
+        try:
+            loaded = load_model(DEFAULT_MODEL_DIR, device="cpu")
+        except ModelLoadError as fallback_error:
+            raise ModelLoadError(f"{error}; the bundled model did not load either: {fallback_error}") from None
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    loaded.model.to(device)
+    return dataclasses.replace(loaded, device=device), note
+
+
+def _on_gpu(fn):
+    """``spaces.GPU(fn)`` where the ``spaces`` package is installed (Hugging Face ZeroGPU), else ``fn``."""
+    return spaces.GPU(fn) if spaces is not None else fn
+
+
+@_on_gpu
+def run_model(text: str | None) -> Analysis:
+    """Analyse ``text`` with the explorer's model: one forward pass, every layer's attention kept."""
+    loaded, _ = get_model()
+    return analysis.analyze(loaded.model, loaded.tokenizer, text)
+
+
+@_on_gpu
+def run_view(build, result: Analysis, **controls):
+    """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module."""
+    loaded, _ = get_model()
+    return build(loaded.model, loaded.tokenizer, result, **controls)
+
+
+def user_error(error: InputError, title: str = "Cannot read this text") -> gr.Error:
+    """A clear message for the person who sent the text or settings, without a stack trace in the log."""
+    return gr.Error(str(error), title=title, print_exception=False)
+
+
+@contextlib.contextmanager
+def clear_errors(title: str = "Cannot draw this view"):
+    """Inside it, controls a view cannot use raise a clear ``gr.Error`` titled ``title``."""
+    try:
+        yield
+    except InputError as error:
+        raise user_error(error, title) from None
+
+
+def read_for_api(text: str) -> Analysis:
+    """``run_model`` for API callers: any unusable text, blank included, is a clear ``gr.Error``."""
+    with clear_errors("Cannot read this text"):
+        return run_model(text)
+
+
+def explain(build, result: Analysis, **controls):
+    """``run_view`` for a person or an API caller: controls it cannot use are a clear ``gr.Error``."""
+    with clear_errors():
+        return run_view(build, result, **controls)
+
+
+def kept_view(kept: tuple | None, build, result: Analysis, **controls) -> tuple:
+    """A tab's (key, view): ``kept`` when it holds ``build``'s view of this analysis with these controls, else new.
+
+    Redrawing a tab (another colour scale or query token, coming back to it) then calls no model.
+    """
+    key = (build.__name__, result.text, controls)
+    return kept if kept is not None and kept[0] == key else (key, explain(build, result, **controls))
+
+
+def api_view(build, text: str, **controls):
+    """An explanation view for an API caller, as JSON: unusable text or controls are a clear ``gr.Error``."""
+    return to_jsonable(explain(build, read_for_api(text), **controls), API_DECIMALS)

@@ -1,0 +1,34 @@
+"""The explorer's tabs, one module each, in the order the page shows them. ``app.py`` walks ``VIEWS``.
+
+To add a view, write one module with a ``VIEW`` (see ``registry.View`` and CONTRIBUTING.md) and list it here.
+"""
+
+from . import (
+    all_heads,
+    attention,
+    attributions,
+    compare,
+    export,
+    inside_head,
+    knockout,
+    perturb,
+    positional_encoding,
+    rollout,
+    token_embeddings,
+    word_order,
+)
+
+VIEWS = [
+    attention.VIEW,
+    all_heads.VIEW,
+    positional_encoding.VIEW,
+    rollout.VIEW,
+    attributions.VIEW,
+    inside_head.VIEW,
+    knockout.VIEW,
+    perturb.VIEW,
+    word_order.VIEW,
+    compare.VIEW,
+    export.VIEW,
+    token_embeddings.VIEW,
+]

@@ -1,0 +1,31 @@
+"""All-heads tab: every layer's and head's attention as small multiples on one colour scale."""
+
+from __future__ import annotations
+
+import gradio as gr
+import plotly.graph_objects as go
+
+from ..analysis import Analysis
+from ..colour import colour_scale, excluded_positions
+from ..figures import attention_grid
+from ..registry import Drawing, Page, View
+
+
+def show_grid(result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None) -> go.Figure | None:
+    """Redraw every layer's and head's attention from the kept analysis (no model call)."""
+    if result is None:
+        return None
+    return attention_grid(
+        result.tokens,
+        result.attentions,
+        scale=colour_scale(scale),
+        exclude=excluded_positions(result.tokens, leave_out),
+    )
+
+
+def layout(page: Page) -> Drawing:
+    grid = gr.Plot(label="Every layer and head", elem_id="attention-grid")
+    return Drawing(show_grid, [page.result, page.scale, page.leave_out], [grid])
+
+
+VIEW = View("all-heads", "All heads", layout, main=True)

@@ -1,0 +1,244 @@
+"""Attributions tab: gradient × input and Integrated Gradients for a target class, and how far four methods
+agree; the ``/attributions`` endpoint.
+
+Shape letters: N = tokens, K = methods.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from ...explain.agreement import Agreement, agreement_of
+from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
+from .. import runner
+from ..analysis import Analysis, InputError, model_attentions, on_cpu, sentence_ids, text_pieces
+from ..figures import escape, heatmap, token_labels
+from ..inputs import PREDICTED, class_index, shown, whole_number
+from ..page_address import choice, number
+from ..registry import Drawing, Page, View
+
+MAX_IG_STEPS = 256
+BASELINES = ("pad", "zero")
+# Red for evidence for the class, blue against: the same as the figures' diverging scale.
+_POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
+
+
+@dataclass(frozen=True)
+class AttributionView:
+    """Gradient × input and Integrated Gradients for one class, and how far four methods agree.
+
+    Shape:
+        gradient_x_input: (N,); ``integrated_gradients.attributions``: (N,).
+    """
+
+    text: str
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    target: int
+    target_label: str
+    gradient_x_input: torch.Tensor
+    integrated_gradients: IntegratedGradients
+    agreement: Agreement
+
+
+def attribution_view(
+    model, tokenizer, result: Analysis, target: str | None = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline="pad"
+) -> AttributionView:
+    """Gradient × input and Integrated Gradients for ``target`` (a class name), and the methods' agreement.
+
+    Args:
+        model, tokenizer: the explorer's model (the tokenizer is not needed here).
+        result: the analysed sentence.
+        target: a class name, or ``PREDICTED``.
+        steps: Integrated Gradients steps, 1 to ``MAX_IG_STEPS``.
+        baseline: "pad" or "zero" (see ``integrated_gradients``).
+    """
+    index = class_index(target, result)
+    steps = whole_number(steps, "Integrated Gradients steps", 1, MAX_IG_STEPS)
+    if baseline not in BASELINES:
+        raise InputError(f"The baseline is one of {', '.join(BASELINES)}; got {shown(baseline)}.")
+    ids = sentence_ids(model, result)
+    gradient = gradient_x_input(model, ids, index).cpu()  # (N,)
+    ig = on_cpu(integrated_gradients(model, ids, index, baseline, steps))
+    return AttributionView(
+        text=result.text,
+        tokens=result.tokens,
+        offsets=result.offsets,
+        target=index,
+        target_label=result.label_names[index],
+        gradient_x_input=gradient,
+        integrated_gradients=ig,
+        agreement=agreement_of(model_attentions(result), gradient, ig.attributions),
+    )
+
+
+def attribution_figure(scores: torch.Tensor, methods: list[str] | tuple[str, ...], tokens: list[str]) -> go.Figure:
+    """Token scores of several methods, one row each, each row coloured on its own scale.
+
+    Args:
+        scores: e.g. signed gradient × input and Integrated Gradients, or ``Agreement.scores``.
+        methods: the row names.
+        tokens: token strings.
+
+    Shape:
+        scores: (K, N); methods: K names.
+    """
+    limit = scores.abs().amax(dim=1, keepdim=True)  # (K, 1)
+    return heatmap(
+        scores,
+        token_labels(tokens),
+        [escape(name) for name in methods],
+        title="Token attributions (each row on its own scale; red supports the class)",
+        axis_titles=("token", "method"),
+        signed=True,
+        colours=scores / limit.masked_fill(limit == 0, 1.0),
+        colour_title="÷ row max",
+        show_values=True,
+    )
+
+
+def attribution_html(pieces: list[tuple[str, int | None]], tokens: list[str], scores: torch.Tensor) -> str:
+    """The typed sentence as highlighted text for a ``gr.HTML``: red supports the class, blue opposes it.
+
+    Args:
+        pieces: the typed text cut at token boundaries, ``analysis.text_pieces``: (piece, token
+            position or None); text that is no token is shown plain.
+        tokens: the N tokens (escaped here), named with their score when hovered.
+        scores: one score per token; its opacity is the score over the largest magnitude.
+
+    Shape:
+        scores: (N,).
+
+    Returns:
+        An HTML string, ``<div class="attribution">`` with one ``<span>`` per token.
+    """
+    values = scores.tolist()
+    limit = max((abs(v) for v in values), default=0.0) or 1.0
+    parts = []
+    for piece, position in pieces:
+        if position is None:
+            parts.append(html.escape(piece))
+            continue
+        value = values[position]
+        rgb = _POSITIVE_RGB if value > 0 else _NEGATIVE_RGB
+        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 1px; border-radius: 3px"
+        title = html.escape(f"{position} {tokens[position]}: {value:+.4f}")
+        parts.append(f'<span title="{title}" style="{style}">{html.escape(piece)}</span>')
+    return f'<div class="attribution" style="white-space: pre-wrap; line-height: 1.9">{"".join(parts)}</div>'
+
+
+def agreement_figure(agreement: Agreement) -> go.Figure:
+    """Spearman rank correlation between the methods, from −1 to 1 (blank where undefined).
+
+    Args:
+        agreement: from ``method_agreement``.
+    """
+    names = [escape(name) for name in agreement.methods]
+    figure = heatmap(
+        agreement.correlation,
+        names,
+        names,
+        title="How far the methods agree (Spearman rank correlation)",
+        axis_titles=("method", "method"),
+        signed=True,
+        colour_title="ρ",
+        show_values=True,
+    )
+    return figure.update_traces(zmin=-1.0, zmax=1.0)
+
+
+def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, go.Figure]:
+    """(summary, gradient × input over the text, Integrated Gradients over the text, both per token, agreement)."""
+    ig = view.integrated_gradients
+    pieces = text_pieces(view.text, view.offsets)
+    baseline = "every token replaced by [PAD]" if ig.baseline == "pad" else "all-zero token embeddings"
+    difference = ig.target_logit - ig.baseline_logit
+    verdict = "within" if ig.complete else "outside"
+    summary = (
+        f"<p>Target class <b>{html.escape(view.target_label)}</b>: red tokens push its logit up, blue ones down "
+        "(hover a token for its score). "
+        f"Integrated Gradients baseline: {baseline}, same positions. With {ig.steps} steps the attributions sum to "
+        f"{difference + ig.completeness_error:.4f} and f(input) − f(baseline) = {difference:.4f}: "
+        f"completeness error {ig.relative_completeness_error:.2%}, {verdict} the 5% tolerance"
+        f"{'' if ig.complete else ' (use more steps)'}.</p>"
+    )
+    scores = torch.stack([view.gradient_x_input, ig.attributions])  # (2, N)
+    return (
+        summary,
+        attribution_html(pieces, view.tokens, view.gradient_x_input),
+        attribution_html(pieces, view.tokens, ig.attributions),
+        attribution_figure(scores, ["gradient × input", "integrated gradients"], view.tokens),
+        agreement_figure(view.agreement),
+    )
+
+
+def show_attributions(result: Analysis | None, target: str, steps: int, baseline: str, kept: tuple | None) -> tuple:
+    """(summary, gradient × input text, IG text, both per token, agreement, kept view)."""
+    if result is None:
+        return "", "", "", None, None, None
+    kept = runner.kept_view(kept, attribution_view, result, target=target, steps=steps, baseline=baseline)
+    return (*attribution_panel(kept[1]), kept)
+
+
+def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline: str = "pad") -> dict:
+    """Gradient × input and Integrated Gradients for a target class, and how far four methods agree.
+
+    target: a class name, or "predicted"; steps: Integrated Gradients steps (1-256); baseline: "pad" or "zero".
+    Returns {"tokens", "target", "target_label", "gradient_x_input": [token], "integrated_gradients":
+    {"attributions": [token], "target_logit", "baseline_logit", "completeness_error", "complete", ...},
+    "agreement": {"methods", "scores": [method][token], "correlation": [method][method] (Spearman; null if undefined)}}.
+    """
+    return runner.api_view(attribution_view, text, target=target, steps=steps, baseline=baseline)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Which tokens push the chosen class's logit up (red) or down (blue). **Gradient × input** is the "
+        "first-order estimate; **Integrated Gradients** averages the gradient along the straight path "
+        "from a baseline (no words, same positions) to your sentence, so the scores add up to the "
+        "logit's change. Both attribute the token embeddings, not the positional encoding. The last "
+        "figure compares how the methods rank the tokens, raw attention and rollout included."
+    )
+    with gr.Row():
+        target = gr.Radio(
+            [("the predicted class", PREDICTED), *((n, n) for n in page.model.label_names)],
+            value=PREDICTED,
+            label="Target class",
+        )
+        steps = gr.Slider(
+            4, 128, value=DEFAULT_IG_STEPS, step=4, label="Integrated Gradients steps", elem_id="ig-steps"
+        )
+        baseline = gr.Radio([("[PAD] tokens", "pad"), ("zero embeddings", "zero")], value="pad", label="Baseline")
+    outputs = [
+        gr.HTML(elem_id="attribution-summary"),
+        gr.HTML(label="Gradient × input", elem_id="gradient-x-input"),
+        gr.HTML(label="Integrated Gradients", elem_id="integrated-gradients"),
+        gr.Plot(label="Attribution per token", elem_id="attribution-plot"),
+        gr.Plot(label="Method agreement", elem_id="agreement-plot"),
+        gr.State(),
+    ]
+    return Drawing(
+        show_attributions,
+        [page.result, target, steps, baseline, outputs[-1]],
+        outputs,
+        [target.input, steps.release, baseline.input],
+        {"target": target, "steps": steps, "baseline": baseline},
+    )
+
+
+VIEW = View(
+    "attributions",
+    "Attributions",
+    layout,
+    params={
+        "target": lambda value, r: choice(value, [PREDICTED, *r.model.label_names]),
+        "steps": lambda value, r: number(value, 1, MAX_IG_STEPS),
+        "baseline": lambda value, r: choice(value, BASELINES),
+    },
+    endpoints=(attributions,),
+)

@@ -1,0 +1,196 @@
+"""Compare tab: a second sentence beside yours through the same head, with B − A where their tokens line
+up; the ``/compare`` endpoint. Sentence B runs through the model only when its text changes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from ...explain.compare import Comparison, compare_attentions
+from .. import runner
+from ..analysis import Analysis, EmptyInputError, InputError
+from ..colour import colour_scale, excluded_positions
+from ..export import to_jsonable
+from ..figures import attention_heatmap
+from ..inputs import layer_head, page_numbers
+from ..markup import change_rows, probabilities, table
+from ..page_address import choice
+from ..registry import Drawing, Page, View, head_choices, layer_choices, read_text
+
+EXAMPLE = "The film was not a quiet, funny or charming surprise."
+
+
+@dataclass(frozen=True)
+class CompareView:
+    """Two sentences through one head (layer and head from 1), lined up where their tokens agree."""
+
+    text_a: str
+    text_b: str
+    tokens_a: list[str]
+    tokens_b: list[str]
+    label_names: list[str]
+    comparison: Comparison
+
+
+def compare_view(result_a: Analysis, result_b: Analysis, layer: int = 1, head: int = 1) -> CompareView:
+    """Two analysed sentences through one head (``layer`` and ``head`` from 1), lined up (no model call)."""
+    layer_index, head_index = layer_head(layer, head, *result_a.attentions.shape[:2])
+    comparison = compare_attentions(
+        torch.from_numpy(result_a.attentions),
+        torch.from_numpy(result_b.attentions),
+        torch.tensor(result_a.probabilities),
+        torch.tensor(result_b.probabilities),
+        result_a.tokens,
+        result_b.tokens,
+        layer_index,
+        head_index,
+    )
+    return CompareView(
+        text_a=result_a.text,
+        text_b=result_b.text,
+        tokens_a=result_a.tokens,
+        tokens_b=result_b.tokens,
+        label_names=result_a.label_names,
+        comparison=page_numbers(comparison),
+    )
+
+
+def difference_figure(
+    comparison: Comparison, tokens_b: list[str], scale: str = "global", exclude: list[int] | tuple[int, ...] = ()
+) -> go.Figure:
+    """Sentence B's attention minus sentence A's for one head, over the tokens that line up.
+
+    Args:
+        comparison: from ``compare_view``, layer and head counted from 1.
+        tokens_b: sentence B's token strings; labels carry their positions in B.
+        scale, exclude: colour-scale options of ``figures.attention_heatmap``; ``exclude`` counts
+            aligned pairs, not positions.
+    """
+    positions = [j for _, j in comparison.pairs]
+    return attention_heatmap(
+        [tokens_b[j] for j in positions],
+        comparison.difference,
+        f"Layer {comparison.layer}, head {comparison.head}: attention of B minus A on aligned tokens",
+        scale=scale,
+        exclude=exclude,
+        positions=positions,
+        value_name="B − A",
+        signed=True,
+    )
+
+
+def compare_panel(
+    view: CompareView, scale: str, leave_out: Sequence[str]
+) -> tuple[dict, dict, go.Figure, go.Figure, go.Figure | None, str]:
+    """(prediction A, prediction B, A's head, B's head, B − A where the tokens line up, a summary)."""
+    comparison = view.comparison
+    scale = colour_scale(scale)
+    exclude_b = excluded_positions(view.tokens_b, leave_out)
+    head = f"layer {comparison.layer}, head {comparison.head}"
+    heatmaps = [
+        attention_heatmap(
+            tokens, weights, f"Sentence {name}, {head}", scale=scale, exclude=excluded_positions(tokens, leave_out)
+        )
+        for name, tokens, weights in (
+            ("A", view.tokens_a, comparison.attention_a),
+            ("B", view.tokens_b, comparison.attention_b),
+        )
+    ]
+    pairs = comparison.pairs
+    excluded_pairs = [k for k, (_, j) in enumerate(pairs) if j in exclude_b]
+    difference = difference_figure(comparison, view.tokens_b, scale, excluded_pairs) if pairs else None
+    aligned = ", ".join(f"{view.tokens_a[i]} ({i}→{j})" for i, j in pairs) or "none"
+    summary = (
+        f"<p>{len(pairs)} of {len(view.tokens_a)} tokens of A line up with B: {html.escape(aligned)}.</p>"
+        + table(["class", "A", "B", "B − A"], change_rows(view.label_names, comparison.probs_a, comparison.probs_b))
+    )
+    return (
+        probabilities(view.label_names, comparison.probs_a),
+        probabilities(view.label_names, comparison.probs_b),
+        *heatmaps,
+        difference,
+        summary,
+    )
+
+
+def show_compare(
+    result: Analysis | None,
+    text_b: str,
+    layer: int,
+    head: int,
+    scale: str,
+    leave_out: list[str] | None,
+    kept_b: Analysis | None,
+) -> tuple:
+    """(prediction A, prediction B, A's head, B's head, B − A, summary, B's kept analysis); A is the kept analysis."""
+    if result is None:
+        return None, None, None, None, None, "", kept_b
+    if kept_b is None or kept_b.text != text_b:
+        try:
+            kept_b = runner.run_model(text_b)
+        except EmptyInputError:
+            return None, None, None, None, None, "<p>Type a second sentence to compare with.</p>", None
+        except InputError as error:
+            raise runner.user_error(error) from None
+    with runner.clear_errors():
+        view = compare_view(result, kept_b, layer, head)
+    return (*compare_panel(view, scale, leave_out), kept_b)
+
+
+def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:
+    """Two texts through one head (layer and head from 1), with B − A where their tokens line up.
+
+    Returns {"tokens_a", "tokens_b", "label_names", "comparison": {"probs_a", "probs_b", "attention_a",
+    "attention_b", "pairs": [[position in A, position in B], ...], "difference": [pair][pair],
+    "layer", "head" (from 1, as sent)}}.
+    """
+    result_a, result_b = runner.read_for_api(text_a), runner.read_for_api(text_b)
+    with runner.clear_errors():
+        return to_jsonable(compare_view(result_a, result_b, layer, head), runner.API_DECIMALS)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Your sentence (A) beside a second one (B): both predictions, the same head in each, and B − A "
+        "for the tokens the two share (lined up in order; red: B attends more)."
+    )
+    with gr.Row(equal_height=True):
+        text = gr.Textbox(EXAMPLE, label="Sentence B", scale=3, elem_id="compare-text")
+        layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="compare-layer")
+        head = gr.Radio(head_choices(page.model), value=1, label="Head")
+        button = gr.Button("Compare", elem_id="compare-button")
+    with gr.Row():
+        prediction_a = gr.Label(label="Prediction A", elem_id="compare-a")
+        prediction_b = gr.Label(label="Prediction B", elem_id="compare-b")
+        summary = gr.HTML(elem_id="compare-summary", elem_classes="explain-html")
+    with gr.Row():
+        heatmap_a = gr.Plot(label="A", elem_id="compare-heatmap-a")
+        heatmap_b = gr.Plot(label="B", elem_id="compare-heatmap-b")
+    difference = gr.Plot(label="B − A", elem_id="compare-difference")
+    kept_b = gr.State()
+    return Drawing(
+        show_compare,
+        [page.result, text, layer, head, page.scale, page.leave_out, kept_b],
+        [prediction_a, prediction_b, heatmap_a, heatmap_b, difference, summary, kept_b],
+        [text.submit, button.click, layer.input, head.input],
+        {"compare": text, "compare_layer": layer, "compare_head": head},
+    )
+
+
+VIEW = View(
+    "compare",
+    "Compare",
+    layout,
+    params={
+        "compare": read_text,
+        "compare_layer": lambda value, r: choice(value, range(1, r.model.num_layers + 1)),
+        "compare_head": lambda value, r: choice(value, range(1, r.model.num_heads + 1)),
+    },
+    endpoints=(compare,),
+)

@@ -1,0 +1,207 @@
+"""Positional-encoding tab: the model's own sinusoidal table, its curves against position with the
+sentence's tokens marked, and how similar the encodings of two positions are.
+
+Drawn by the page with every analysis (``main``); choosing other dimensions redraws the curves only.
+
+Shape letters: P = positions (the model's max_len), D = d_model, N = tokens.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import gradio as gr
+import numpy as np
+import plotly.graph_objects as go
+
+from .. import analysis, runner
+from ..analysis import Analysis
+from ..figures import ENCODING_COLORS, TEMPLATE, token_labels
+from ..registry import Drawing, Page, View
+
+MAX_DIMS = 8  # positional-encoding dimensions drawn at once
+
+
+def default_dims(model) -> list[int]:
+    """The dimensions shown at first: sines whose wavelengths (2π·10000^(dim/D)) span a sentence to a
+    paragraph, and the first one's cosine."""
+    sines = {2 * round(model.d_model * fraction / 2) for fraction in (0.1, 0.2, 0.35)}
+    return sorted(dim for dim in sines | {min(sines) + 1} if dim < model.d_model)
+
+
+def dims_control(model) -> gr.Dropdown:
+    """The dimensions dropdown, made unrendered: the page's analysis step reads it, this tab places it."""
+    return gr.Dropdown(
+        list(range(model.d_model)),
+        value=default_dims(model),
+        multiselect=True,
+        max_choices=MAX_DIMS,
+        label="Dimensions",
+        render=False,
+    )
+
+
+def show_positions(result: Analysis | None, dims: list[int] | None) -> go.Figure:
+    """Redraw the curves for the chosen dimensions, marking the kept analysis's tokens."""
+    table = analysis.positional_table(runner.get_model()[0].model)  # (P, D)
+    dims = [dims] if isinstance(dims, int) else dims or []  # a single dimension, sent by an API caller
+    dims = sorted({dim for dim in map(int, dims) if 0 <= dim < table.shape[1]})
+    return positional_curves(table, dims, result.tokens if result is not None else ())
+
+
+def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[str] = ()) -> go.Figure:
+    """Selected dimensions of the positional-encoding table against position, the sentence's tokens marked.
+
+    Args:
+        table: (P, D), the model's own table.
+        dims: the dimensions to draw.
+        tokens: the sentence's N tokens; their positions 0..N-1 get markers and a shaded band.
+    """
+    positions = np.arange(table.shape[0])
+    n = len(tokens)
+    labels = token_labels(tokens)
+    traces = []
+    for dim in dims:
+        values = np.asarray(table[:, dim], dtype=np.float32)  # (P,)
+        name = f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
+        traces.append(
+            {
+                "type": "scatter",
+                "x": positions,
+                "y": values,
+                "mode": "lines",
+                "name": name,
+                "legendgroup": name,
+                "hovertemplate": f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>",
+            }
+        )
+        if n:
+            traces.append(
+                {
+                    "type": "scatter",
+                    "x": positions[:n],
+                    "y": values[:n],
+                    "mode": "markers",
+                    "name": name,
+                    "legendgroup": name,
+                    "showlegend": False,
+                    "text": labels,
+                    "marker": {"size": 7, "line": {"width": 1, "color": "white"}},
+                    "hovertemplate": f"token %{{text}}<br>{name}: %{{y:.3f}}<extra></extra>",
+                }
+            )
+    layout = {
+        "template": TEMPLATE,
+        "title": {"text": "Positional encoding: each dimension is a sine or cosine of the position"},
+        "xaxis": {"title": {"text": "position"}},
+        "yaxis": {"title": {"text": "value"}, "range": [-1.15, 1.15]},
+        "height": 380,
+        "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
+        "legend": {"orientation": "h", "y": -0.2},
+    }
+    if n:
+        layout["shapes"] = [
+            {
+                "type": "rect",
+                "xref": "x",
+                "yref": "paper",
+                "x0": -0.5,
+                "x1": n - 0.5,
+                "y0": 0,
+                "y1": 1,
+                "fillcolor": "rgba(255, 200, 0, 0.15)",
+                "line": {"width": 0},
+                "layer": "below",
+            }
+        ]
+        layout["annotations"] = [
+            {
+                "x": -0.5,
+                "y": 1,
+                "xref": "x",
+                "yref": "paper",
+                "text": f"your {n} tokens",
+                "showarrow": False,
+                "xanchor": "left",
+                "yanchor": "bottom",
+            }
+        ]
+    return go.Figure(data=traces, layout=layout)
+
+
+def _matrix_figure(z: np.ndarray, title: str, x_title: str, y_title: str, hover: str, colorbar: str) -> go.Figure:
+    """A diverging heatmap from -1 to 1 with the first row at the top."""
+    heatmap = {
+        "type": "heatmap",
+        "z": np.asarray(z, dtype=np.float32),
+        "zmin": -1.0,
+        "zmax": 1.0,
+        "colorscale": ENCODING_COLORS,
+        "colorbar": {"title": {"text": colorbar}},
+        "hovertemplate": hover,
+    }
+    layout = {
+        "template": TEMPLATE,
+        "title": {"text": title},
+        "xaxis": {"title": {"text": x_title}},
+        "yaxis": {"title": {"text": y_title}, "autorange": "reversed"},
+        "height": 420,
+        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
+    }
+    return go.Figure(data=[heatmap], layout=layout)
+
+
+def positional_heatmap(table: np.ndarray) -> go.Figure:
+    """The whole positional-encoding table, position × dimension.
+
+    Args:
+        table: (P, D), the model's own table.
+    """
+    return _matrix_figure(
+        table,
+        "Positional encoding table (position × dimension)",
+        "dimension",
+        "position",
+        "position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>",
+        "value",
+    )
+
+
+def positional_similarity(table: np.ndarray) -> go.Figure:
+    """Cosine similarity between the encodings of every two positions: PE·PEᵀ divided by the norms.
+
+    It depends only on the distance between the two positions, which is how attention can read relative position.
+
+    Args:
+        table: (P, D), the model's own table.
+    """
+    table = np.asarray(table, dtype=np.float32)
+    unit = table / np.maximum(np.linalg.norm(table, axis=1, keepdims=True), 1e-12)  # (P, D), rows of length 1
+    return _matrix_figure(
+        unit @ unit.T,  # (P, P)
+        "Similarity of positions (PE·PEᵀ, normalised)",
+        "position",
+        "position",
+        "positions %{y} and %{x}<br>similarity %{z:.3f}<extra></extra>",
+        "cosine",
+    )
+
+
+def layout(page: Page) -> Drawing:
+    model = page.model
+    table = analysis.positional_table(model)  # (P, D)
+    gr.Markdown(
+        f"The model adds row *p* of this table to the embedding of the token at position *p* "
+        f"(embeddings are scaled by √{model.d_model} ≈ {model.d_model**0.5:.1f} first). The table is this "
+        f"model's own: {model.max_len} positions × {model.d_model} dimensions."
+        + ("" if model.use_positional_encoding else " **This model was trained without it.**")
+    )
+    page.dims.render()
+    curves = gr.Plot(label="Encoding against position", elem_id="pe-curves")
+    with gr.Row():
+        gr.Plot(positional_heatmap(table), label="The table")
+        gr.Plot(positional_similarity(table), label="Relative position")
+    return Drawing(show_positions, [page.result, page.dims], [curves], [page.dims.input])
+
+
+VIEW = View("positional-encoding", "Positional encoding", layout, main=True)

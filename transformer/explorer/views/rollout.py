@@ -1,0 +1,122 @@
+"""Rollout tab: attention followed through the layers, read for the mean-pooled output; ``/rollout``.
+
+Computed from the kept analysis's weights, no model call. Shape letters: L = layers, N = tokens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from ...explain.rollout import attention_rollout, pooled_relevance
+from .. import runner
+from ..analysis import Analysis, model_attentions
+from ..colour import colour_scale, excluded_positions
+from ..export import to_jsonable
+from ..figures import attention_heatmap, heatmap, token_labels
+from ..inputs import whole_number
+from ..page_address import choice
+from ..registry import Drawing, Page, View, layer_choices
+
+RESIDUAL_WEIGHT = 0.5
+
+
+@dataclass(frozen=True)
+class RolloutView:
+    """Attention rollout after every layer, and what the mean-pooled output takes from each token.
+
+    Shape:
+        rollout: (L, N, N), rows summing to 1; pooled: (L, N), each row summing to 1.
+    """
+
+    text: str
+    tokens: list[str]
+    residual_weight: float
+    rollout: torch.Tensor
+    pooled: torch.Tensor
+
+
+def rollout_view(result: Analysis) -> RolloutView:
+    """Attention rollout from the analysis's weights (no model call)."""
+    rollout = attention_rollout(model_attentions(result), RESIDUAL_WEIGHT)  # (L, N, N)
+    return RolloutView(result.text, result.tokens, RESIDUAL_WEIGHT, rollout, pooled_relevance(rollout))
+
+
+def rollout_figure(rollout: torch.Tensor, tokens: list[str]) -> go.Figure:
+    """Per layer, how much the mean-pooled output takes from each token according to rollout.
+
+    The shares sum to 1 and mixing pulls them towards 1/N, so the colour shows the share minus
+    1/N (red: more than an even share); the numbers are the shares.
+
+    Shape:
+        rollout: (L, N, N), from ``attention_rollout``.
+    """
+    shares = pooled_relevance(rollout)  # (L, N)
+    return heatmap(
+        shares,
+        token_labels(tokens),
+        [f"after layer {i + 1}" for i in range(rollout.size(0))],
+        title="Attention rollout read by the pooled output",
+        axis_titles=("token", "layer"),
+        signed=True,
+        colours=shares - 1 / shares.size(-1),
+        colour_title="share − 1/N",
+        show_values=True,
+    )
+
+
+def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str] | None) -> tuple:
+    """(shares of the pooled output per layer, the rollout matrix after ``layer``, from 1); no model call."""
+    if result is None:
+        return None, None
+    view = rollout_view(result)
+    with runner.clear_errors():
+        index = whole_number(layer, "Layer", 1, view.rollout.size(0)) - 1
+    matrix = attention_heatmap(
+        view.tokens,
+        view.rollout[index],
+        f"Rollout after layer {index + 1}: where each position's representation comes from",
+        scale=colour_scale(scale),
+        exclude=excluded_positions(view.tokens, leave_out),
+        value_name="share",
+    )
+    return rollout_figure(view.rollout, view.tokens), matrix
+
+
+def rollout(text: str) -> dict:
+    """Attention rollout (Abnar & Zuidema 2020) after every layer, read for the mean-pooled output.
+
+    Returns {"text", "tokens", "residual_weight", "rollout": [layer][query][key] (rows sum to 1),
+    "pooled": [layer][token]: the pooled output's share of each token, the rollout's column means (sum to 1)}.
+    """
+    return to_jsonable(rollout_view(runner.read_for_api(text)), runner.API_DECIMALS)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "**Attention rollout** follows attention through the layers: each layer's heads are averaged, "
+        "the residual connection is added as the identity (half the weight), rows are renormalised and "
+        "the layers are multiplied. Row *i* of the matrix says how much of position *i* after that layer "
+        "comes from each input token.\n\n"
+        "**Reading it for this model:** the classifier has no [CLS] token; it averages every final "
+        "position (mean pooling). So the pooled output's view of the rollout is the *mean of the rows*, "
+        "one share per token, summing to 1. The chart shows those shares after each layer, coloured by "
+        "how far they are above (red) or below (blue) an even share 1/N."
+    )
+    layer = gr.Radio(layer_choices(page.model), value=page.model.num_layers, label="Rollout after layer")
+    shares = gr.Plot(label="What the pooled output takes from each token", elem_id="rollout-shares")
+    matrix = gr.Plot(label="Rollout matrix", elem_id="rollout-matrix")
+    inputs = [page.result, layer, page.scale, page.leave_out]
+    return Drawing(show_rollout, inputs, [shares, matrix], [layer.input], {"rollout_layer": layer})
+
+
+VIEW = View(
+    "rollout",
+    "Rollout",
+    layout,
+    params={"rollout_layer": lambda value, r: choice(value, range(1, r.model.num_layers + 1))},
+    endpoints=(rollout,),
+)

@@ -1,0 +1,141 @@
+"""Token-embeddings tab: a 2-D PCA map of the sentence's token vectors before the first layer and after each
+one, so you can watch attention mix the tokens (they drift together as each borrows from the others).
+
+Each stage gets its own PCA (the stages differ in scale), with a fixed sign: a component's largest
+coordinate is positive, so the same sentence always draws the same map.
+
+Shape letters: S = stages (L + 1), N = tokens, D = d_model, K = 2 principal components.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+
+from .. import runner
+from ..analysis import Analysis, sentence_ids
+from ..figures import TEMPLATE, token_labels
+from ..registry import Drawing, Page, View
+
+
+@dataclass(frozen=True)
+class EmbeddingsView:
+    """The token vectors at every stage, projected on each stage's first two principal components.
+
+    Shape:
+        coordinates: (S, N, 2); explained: (S, 2), the share of the variance each component holds;
+        spread: (S,), the tokens' mean cosine similarity to their mean (1: all alike, mixed).
+    """
+
+    tokens: list[str]
+    coordinates: torch.Tensor
+    explained: torch.Tensor
+    spread: torch.Tensor
+
+
+def principal_map(states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Project points on their first two principal components, signs fixed (largest coordinate positive).
+
+    Shape:
+        states: (N, D). Returns (coordinates (N, 2), explained variance shares (2,)); missing components are 0.
+    """
+    centred = states - states.mean(dim=0, keepdim=True)  # (N, D)
+    u, s, _ = torch.linalg.svd(centred.double(), full_matrices=False)  # u: (N, R), s: (R,)
+    coordinates = (u * s)[:, :2]  # (N, min(R, 2))
+    biggest = coordinates.abs().argmax(dim=0)  # (K,): the point that fixes each component's sign
+    signs = coordinates.gather(0, biggest[None]).sign()  # (1, K)
+    coordinates = coordinates * signs.masked_fill(signs == 0, 1.0)  # (N, K)
+    variance = s.pow(2)
+    explained = variance[:2] / variance.sum().clamp_min(1e-12)  # (K,)
+    pad = 2 - coordinates.size(1)  # one token (or fewer dimensions) gives fewer than two components
+    coordinates = torch.nn.functional.pad(coordinates, (0, pad))
+    explained = torch.nn.functional.pad(explained, (0, pad))
+    return coordinates.float(), explained.float()
+
+
+@torch.no_grad()
+def embeddings_view(model, tokenizer, result: Analysis) -> EmbeddingsView:
+    """The sentence's token vectors entering layer 1 (embeddings + position) and leaving every layer."""
+    x = model.embed(sentence_ids(model, result))  # (1, N, D)
+    states = [x[0]]
+    for block in model.layers:
+        x, _ = block(x)  # (1, N, D); one unpadded sentence needs no mask
+        states.append(x[0])
+    stacked = torch.stack(states).float().cpu()  # (S, N, D)
+    maps = [principal_map(stage) for stage in stacked]
+    unit = torch.nn.functional.normalize(stacked, dim=-1)  # (S, N, D)
+    centre = torch.nn.functional.normalize(stacked.mean(dim=1, keepdim=True), dim=-1)  # (S, 1, D)
+    return EmbeddingsView(
+        tokens=result.tokens,
+        coordinates=torch.stack([coordinates for coordinates, _ in maps]),  # (S, N, 2)
+        explained=torch.stack([explained for _, explained in maps]),  # (S, 2)
+        spread=(unit * centre).sum(dim=-1).mean(dim=1),  # (S,)
+    )
+
+
+def embeddings_figure(view: EmbeddingsView) -> go.Figure:
+    """One PCA scatter per stage, each token labelled (escaped) with its position."""
+    stages = view.coordinates.size(0)
+    titles = ["before layer 1"] + [f"after layer {layer}" for layer in range(1, stages)]
+    titles = [
+        f"{title} (PC1+PC2 {float(share.sum()):.0%})" for title, share in zip(titles, view.explained, strict=True)
+    ]
+    figure = make_subplots(rows=1, cols=stages, subplot_titles=titles)
+    labels = token_labels(view.tokens)
+    for stage in range(stages):
+        points = view.coordinates[stage]  # (N, 2)
+        figure.add_trace(
+            go.Scatter(
+                x=points[:, 0].tolist(),
+                y=points[:, 1].tolist(),
+                mode="markers+text",
+                text=labels,
+                textposition="top center",
+                marker={"size": 8, "color": list(range(len(labels))), "colorscale": "Viridis"},
+                hovertemplate="%{text}<br>PC1 %{x:.3f}<br>PC2 %{y:.3f}<extra></extra>",
+                showlegend=False,
+            ),
+            row=1,
+            col=stage + 1,
+        )
+    figure.update_xaxes(title_text="PC1", zeroline=True)
+    figure.update_yaxes(title_text="PC2", zeroline=True)
+    figure.update_layout(
+        template=TEMPLATE,
+        title="Token vectors on their two main directions, stage by stage (colour: position)",
+        height=420,
+        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+    )
+    return figure
+
+
+def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
+    """(summary, the PCA maps, kept view)."""
+    if result is None:
+        return "", None, None
+    kept = runner.kept_view(kept, embeddings_view, result)
+    view = kept[1]
+    spread = ", ".join(f"{float(value):.2f}" for value in view.spread)
+    summary = (
+        f"<p>How alike the tokens are, stage by stage (mean cosine similarity to their average, 1 = identical): "
+        f"<b>{spread}</b>. Attention mixes each position with the others, so the tokens usually draw together.</p>"
+    )
+    return summary, embeddings_figure(view), kept
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Each token's vector as it enters the first layer (its embedding plus positional encoding) and as it "
+        "leaves each layer, drawn on that stage's two main directions (PCA). Watch the words move."
+    )
+    summary = gr.HTML(elem_id="embeddings-summary")
+    plot = gr.Plot(label="Token vectors by stage", elem_id="embeddings-plot")
+    kept = gr.State()
+    return Drawing(show_embeddings, [page.result, kept], [summary, plot, kept])
+
+
+VIEW = View("token-embeddings", "Token embeddings", layout)

@@ -1,0 +1,189 @@
+"""Word-order tab: the sentence and a reordering of it, each classified with positional encoding on and off;
+the ``/word_order`` endpoint.
+
+Shape letters: N = tokens, C = classes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from ...explain.counterfactual import WordOrder, shuffled_permutation, word_order_experiment
+from .. import runner
+from ..analysis import Analysis, InputError, check_text, on_cpu, sentence_ids
+from ..figures import TEMPLATE, escape
+from ..inputs import whole_number
+from ..markup import sentence, table
+from ..page_address import choice, number
+from ..registry import Drawing, Page, View, read_text
+
+
+@dataclass(frozen=True)
+class WordOrderView:
+    """The sentence and a reordering, each with positional encoding on and off.
+
+    ``experiment`` holds the logits and probabilities, (2, 2, C) indexed [order, encoding]
+    (see ``WordOrder``). The differences are the largest |logit| gap between the two orders with
+    the encoding off (0 up to float rounding for a true reordering) and on. ``seed`` is None for
+    the person's own reordering.
+    """
+
+    text: str
+    tokens: list[str]
+    label_names: list[str]
+    seed: int | None
+    reordered_tokens: list[str]
+    experiment: WordOrder
+    difference_without_encoding: float
+    difference_with_encoding: float
+
+
+def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered: str | None = None) -> WordOrderView:
+    """The sentence and a reordering of it, each classified with positional encoding on and off.
+
+    Args:
+        model, tokenizer: the explorer's model and its tokenizer.
+        result: the analysed sentence.
+        seed: shuffles the tokens when ``reordered`` is None.
+        reordered: the person's own reordering, which must have as many tokens as the sentence.
+    """
+    ids = sentence_ids(model, result)  # (1, N)
+    n = ids.size(1)
+    if reordered is None:
+        seed = whole_number(seed, "The shuffle seed", 0, 2**31 - 1)
+        permutation = shuffled_permutation(n, seed)  # (N,)
+        reordered_ids = ids[:, permutation.to(ids.device)]  # (1, N)
+        reordered_tokens = [result.tokens[i] for i in permutation.tolist()]
+    else:
+        seed = None
+        if not isinstance(reordered, str) or not reordered.strip():
+            raise InputError("Type your own reordering of the sentence, or shuffle it.")
+        encoding = tokenizer.encode(check_text(reordered))
+        if len(encoding.ids) != n:
+            raise InputError(
+                f"Your reordering has {len(encoding.ids)} tokens and the sentence {n}: "
+                "type the same words in another order."
+            )
+        reordered_ids = torch.tensor([encoding.ids], device=ids.device)  # (1, N)
+        reordered_tokens = list(encoding.tokens)
+    experiment = on_cpu(word_order_experiment(model, ids, reordered_ids))
+    logits = experiment.logits  # (2, 2, C): [order, encoding]
+    return WordOrderView(
+        text=result.text,
+        tokens=result.tokens,
+        label_names=result.label_names,
+        seed=seed,
+        reordered_tokens=reordered_tokens,
+        experiment=experiment,
+        difference_without_encoding=(logits[0, 1] - logits[1, 1]).abs().max().item(),
+        difference_with_encoding=(logits[0, 0] - logits[1, 0]).abs().max().item(),
+    )
+
+
+def word_order_figure(result: WordOrder, class_names: list[str] | None = None) -> go.Figure:
+    """Class probabilities for the sentence and its reordering, each with positional encoding on and off.
+
+    Args:
+        result: from ``word_order_experiment``.
+        class_names: one bar colour each, e.g. ``model.label_names``.
+    """
+    conditions = ["original, PE on", "original, PE off", "reordered, PE on", "reordered, PE off"]
+    probs = result.probs.reshape(4, -1)  # (4, C) in the order of ``conditions``
+    names = class_names or [str(c) for c in range(probs.size(1))]
+    figure = go.Figure(
+        [go.Bar(x=conditions, y=probs[:, c].tolist(), name=escape(names[c])) for c in range(probs.size(1))]
+    )
+    note = "identical with PE off, as they must be" if result.is_permutation else "not a reordering of the same tokens"
+    figure.update_layout(template=TEMPLATE, barmode="group", title=f"Word order and positional encoding: {note}")
+    figure.update_xaxes(type="category")
+    figure.update_yaxes(title="probability", range=[0, 1])
+    return figure
+
+
+def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
+    """(both orders and their four predictions, with the verdict on positional encoding; the figure)."""
+    rows = []
+    for order, name in enumerate(("the sentence", "the reordering")):
+        for encoding, switch in enumerate(("on", "off")):
+            probs = view.experiment.probs[order, encoding].tolist()
+            rows.append([name, switch, *(f"{p:.4f}" for p in probs)])
+    if not view.experiment.is_permutation:
+        verdict = "Your text is not a reordering of the same tokens, so the two need not agree even without it."
+    else:
+        verdict = (
+            "Without positional encoding the two orders get the same prediction "
+            f"(largest logit gap {view.difference_without_encoding:.1e}, float rounding): attention and mean "
+            "pooling cannot see order. With it the gap is "
+            f"{view.difference_with_encoding:.4f}."
+        )
+    how = "your own reordering" if view.seed is None else f"shuffled with seed {view.seed}"
+    summary = (
+        f"<p>The sentence: {sentence(view.tokens)}</p>"
+        f"<p>Reordered ({how}): {sentence(view.reordered_tokens)}</p>"
+        + table(["order", "positional encoding", *view.label_names], rows)
+        + f"<p>{verdict}</p>"
+    )
+    return summary, word_order_figure(view.experiment, view.label_names)
+
+
+def show_word_order(result: Analysis | None, order: str, seed: int, reordered: str, kept: tuple | None) -> tuple:
+    """(both orders and their predictions, the figure, kept view)."""
+    if result is None:
+        return "", None, None
+    own = reordered if order == "yours" else None
+    kept = runner.kept_view(kept, word_order_view, result, seed=seed, reordered=own)
+    return (*word_order_panel(kept[1]), kept)
+
+
+def word_order(text: str, reordered: str = "", seed: int = 0) -> dict:
+    """Classify a text and a reordering (yours, or its tokens shuffled with the seed), positional encoding on and off.
+
+    Returns {"tokens", "reordered_tokens", "seed", "experiment": {"is_permutation", "logits", "probs":
+    [order][encoding][class] (order 0 = the text; encoding 0 = on)}, "difference_without_encoding" (0 up to
+    float rounding for a true reordering), "difference_with_encoding"}.
+    """
+    shuffle = isinstance(reordered, str) and not reordered.strip()
+    return runner.api_view(word_order_view, text, seed=seed, reordered=None if shuffle else reordered)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Attention alone cannot see word order: without positional encoding every block treats the "
+        "positions alike and mean pooling ignores their order, so a reordered sentence gets exactly "
+        'the same prediction ("the dog bit the man" = "the man bit the dog"). With positional '
+        "encoding on, the two can differ. Both are shown, for your sentence and a reordering of it."
+    )
+    with gr.Row():
+        order = gr.Radio(
+            [("shuffle the tokens", "shuffle"), ("my own reordering", "yours")], value="shuffle", label="Reordering"
+        )
+        seed = gr.Number(0, precision=0, minimum=0, label="Shuffle seed")
+        reordered = gr.Textbox(label="My reordering (the same words)", elem_id="reordered")
+        button = gr.Button("Reorder", elem_id="reorder")
+    summary = gr.HTML(elem_id="order-summary", elem_classes="explain-html")
+    plot = gr.Plot(label="Predictions", elem_id="order-plot")
+    kept = gr.State()
+    return Drawing(
+        show_word_order,
+        [page.result, order, seed, reordered, kept],
+        [summary, plot, kept],
+        [order.input, seed.submit, reordered.submit, button.click],
+        {"order": order, "seed": seed, "reordered": reordered},
+    )
+
+
+VIEW = View(
+    "word-order",
+    "Word order",
+    layout,
+    params={
+        "order": lambda value, r: choice(value, ["shuffle", "yours"]),
+        "seed": lambda value, r: number(value, 0, 2**31 - 1),
+        "reordered": read_text,
+    },
+    endpoints=(word_order,),
+)
