@@ -119,7 +119,7 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--label-smoothing", type=float, default=0.1, help="cross-entropy label smoothing")
     training.add_argument("--word-dropout", type=float, default=0.1, help="chance a training token becomes [UNK]")
     training.add_argument("--ema-decay", type=float, default=0.999, help="keep an EMA of the weights (0 = off)")
-    training.add_argument("--teachers", type=int, default=2, help="teacher models whose mean prediction is distilled")
+    training.add_argument("--teachers", type=int, default=0, help="teacher models whose mean prediction is distilled")
     training.add_argument("--teacher-epochs", type=int, default=1, help="epochs of each teacher")
     training.add_argument("--distill-weight", type=float, default=0.5, help="weight of the teachers' soft labels")
 
