@@ -2,13 +2,15 @@
 
 - ``tiny_tokenizer``: a WordPiece tokenizer trained on ``TINY_CORPUS`` (treebank-style SST lines).
 - ``tiny_model_dir``: an untrained tiny classifier saved with that tokenizer, in a fresh temporary folder.
-- ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as SST-style TSV files.
+- ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as a data root in the layout
+  of ../shared/data (plain and gzip TSVs, long reviews, unlabelled text, a lexicon), plus ood/check files.
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
 - ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
   ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``).
 """
 
+import gzip
 import json
 import random
 import shutil
@@ -38,24 +40,37 @@ TINY_CORPUS = [
 TOY_POSITIVE = ["good", "great", "fun", "moving", "superb", "lovely"]
 TOY_NEGATIVE = ["bad", "dull", "boring", "awful", "weak", "tedious"]
 TOY_FILLER = ["the", "film", "movie", "plot", "was", "is", "a", "very", "really", "acting", "story", "and"]
+TOY_DOMAINS = ["books", "dvd", "electronics", "kitchen"]
+TOY_IMDB_DEV_ROWS = 8  # the first 8 toy IMDB reviews are held out (--imdb-dev-rows)
 
 
-def toy_rows(count: int, seed: int) -> list[tuple[str, int]]:
-    """``count`` rows of filler words with one sentiment word; its polarity is the label (1 = positive)."""
+def toy_rows(count: int, seed: int, sentences: int = 1) -> list[tuple[str, int]]:
+    """``count`` rows of filler words with one sentiment word per sentence; its polarity is the label (1 = positive).
+
+    With ``sentences`` > 1 a row is that many such sentences of the same polarity: a review long enough to be
+    cut into several ``max_len`` windows at the toy sizes.
+    """
     rng = random.Random(seed)
     rows = []
     for _ in range(count):
         label = rng.randrange(2)
-        words = rng.choices(TOY_FILLER, k=rng.randint(2, 7))
-        words.insert(rng.randint(0, len(words)), rng.choice(TOY_POSITIVE if label else TOY_NEGATIVE))
-        rows.append((" ".join(words), label))
+        parts = []
+        for _ in range(sentences):
+            words = rng.choices(TOY_FILLER, k=rng.randint(2, 7))
+            words.insert(rng.randint(0, len(words)), rng.choice(TOY_POSITIVE if label else TOY_NEGATIVE))
+            parts.append(" ".join(words))
+        rows.append((" . ".join(parts), label))
     return rows
 
 
-def write_tsv(path: Path, rows: list[tuple[str, int]]) -> Path:
-    """Write rows in the SST format: header ``sentence<TAB>label``, one row a line."""
-    lines = ["sentence\tlabel", *(f"{text}\t{label}" for text, label in rows)]
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+def write_tsv(path: Path, rows: list[tuple], header: str = "sentence\tlabel") -> Path:
+    """Write ``(text, label, *extra columns)`` rows under ``header``, one a line; gzipped if the name ends in .gz."""
+    text = "\n".join([header, *("\t".join(map(str, row)) for row in rows)]) + "\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".gz":
+        path.write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))
+    else:
+        path.write_text(text, encoding="utf-8")
     return path
 
 
@@ -80,36 +95,68 @@ def tiny_model_dir(tmp_path, tiny_tokenizer) -> Path:
 
 @pytest.fixture(scope="session")
 def toy_data_dir(tmp_path_factory) -> Path:
-    """A data folder with the toy task as glue_train.tsv (600 rows), glue_dev.tsv and sent_test.tsv (100 rows each)."""
-    folder = tmp_path_factory.mktemp("toy-data")
-    write_tsv(folder / "glue_train.tsv", toy_rows(600, seed=1))
-    write_tsv(folder / "glue_dev.tsv", toy_rows(100, seed=2))
-    write_tsv(folder / "sent_test.tsv", toy_rows(100, seed=3))
-    return folder
+    """A data root laid out like ../shared/data (see its README) holding the toy task, plus toy ood/check files.
+
+    - ``sst2/{glue_train,glue_dev,sent_test}.tsv``: header ``sentence<TAB>label``; glue_train has 96 rows,
+      more than --quick's 64, so the row cut shows.
+    - ``{yelp,pros_cons,tweets}/{train,dev}.tsv.gz``: header ``text<TAB>label`` (48 and 24 rows).
+    - ``imdb/{train,test}.tsv.gz``: reviews of 6 sentences (about 40 tokens: two windows at max_len 32); the
+      first ``TOY_IMDB_DEV_ROWS`` of train are the held-out reviews. ``imdb/unsup.txt.gz``: 32 unlabelled reviews.
+    - ``multi_domain/{train,test}.tsv.gz``: header ``text<TAB>label<TAB>domain``, reviews of 3 sentences.
+    - ``lexicons/opinion_lexicon.tsv``: the 12 toy sentiment words, plain TSV ``word<TAB>label``.
+    - ``ood.tsv`` and ``everyday.tsv``: sentence TSVs for --ood-file and --check-file.
+    """
+    root = tmp_path_factory.mktemp("toy-data")
+    write_tsv(root / "sst2" / "glue_train.tsv", toy_rows(96, seed=1))
+    write_tsv(root / "sst2" / "glue_dev.tsv", toy_rows(24, seed=2))
+    write_tsv(root / "sst2" / "sent_test.tsv", toy_rows(24, seed=3))
+    for offset, name in enumerate(("yelp", "pros_cons", "tweets")):
+        write_tsv(root / name / "train.tsv.gz", toy_rows(48, seed=10 + offset), header="text\tlabel")
+        write_tsv(root / name / "dev.tsv.gz", toy_rows(24, seed=20 + offset), header="text\tlabel")
+    write_tsv(root / "imdb" / "train.tsv.gz", toy_rows(TOY_IMDB_DEV_ROWS + 24, seed=30, sentences=6), "text\tlabel")
+    write_tsv(root / "imdb" / "test.tsv.gz", toy_rows(16, seed=31, sentences=6), header="text\tlabel")
+    unsup = [text for text, _ in toy_rows(32, seed=32, sentences=4)]
+    (root / "imdb" / "unsup.txt.gz").write_bytes(gzip.compress(("\n".join(unsup) + "\n").encode("utf-8"), mtime=0))
+    for name, count, seed in (("train", 32, 40), ("test", 16, 41)):
+        rows = [(*row, TOY_DOMAINS[i % 4]) for i, row in enumerate(toy_rows(count, seed=seed, sentences=3))]
+        write_tsv(root / "multi_domain" / f"{name}.tsv.gz", rows, header="text\tlabel\tdomain")
+    lexicon = sorted([(word, 1) for word in TOY_POSITIVE] + [(word, 0) for word in TOY_NEGATIVE])
+    write_tsv(root / "lexicons" / "opinion_lexicon.tsv", lexicon, header="word\tlabel")
+    write_tsv(root / "ood.tsv", toy_rows(16, seed=50))
+    write_tsv(root / "everyday.tsv", toy_rows(16, seed=51))
+    return root
 
 
-TOY_TRAIN_ARGS = [  # a model small enough to train in a second or two
-    "--vocab-size", "100", "--d-model", "32", "--num-heads", "2", "--num-layers", "1", "--d-ff", "64",
-    "--max-len", "32", "--dropout", "0.1", "--word-dropout", "0.0", "--epochs", "4", "--batch-size", "32",
-    "--lr", "3e-3", "--seed", "0", "--ema-decay", "0", "--teachers", "0",
+TOY_TRAIN_ARGS = [  # --quick sizes, tuned to learn the toy task in about two seconds, with every regulariser on
+    "--quick", "--vocab-size", "100", "--imdb-dev-rows", str(TOY_IMDB_DEV_ROWS), "--pretrain-windows", "64",
+    "--batch-size", "16", "--epochs", "3", "--lr", "1e-2", "--word-dropout", "0.1", "--ema-decay", "0.8",
+    "--teachers", "1", "--seed", "0",
 ]  # fmt: skip
 
 
+def toy_paths(data_dir: Path) -> list[str]:
+    """The data flags of a toy run: the data root, and its ood and check files."""
+    ood, check = data_dir / "ood.tsv", data_dir / "everyday.tsv"
+    return ["--data-dir", str(data_dir), "--ood-file", str(ood), "--check-file", str(check)]
+
+
 @pytest.fixture
-def toy_train_args() -> list[str]:
-    """``transformer.train`` flags for a tiny, fast model (add --data-dir and --output-dir)."""
-    return list(TOY_TRAIN_ARGS)
+def toy_train_args(toy_data_dir, tmp_path) -> list[str]:
+    """``transformer.train`` flags for a toy run with checkpoints under this test's tmp_path (add --output-dir)."""
+    return [*toy_paths(toy_data_dir), "--checkpoint-dir", str(tmp_path / "checkpoints"), *TOY_TRAIN_ARGS]
 
 
 @pytest.fixture(scope="session")
 def trained_toy_model_dir(tmp_path_factory, toy_data_dir) -> Path:
     """A tiny model trained on the toy task by ``python -m transformer.train`` (run in-process, a few seconds).
 
-    The folder is shared by the whole session: copy it (``copy_model_dir``) before changing anything in it.
+    Trained with ``TOY_TRAIN_ARGS`` and ``--checkpoint-dir`` ``<its folder's parent>/checkpoints``. The folder is
+    shared by the whole session: copy it (``copy_model_dir``) before changing anything in it.
     """
-    output = tmp_path_factory.mktemp("toy-run") / "model"
-    train_main(["--data-dir", str(toy_data_dir), "--output-dir", str(output), *TOY_TRAIN_ARGS])
-    return output
+    run = tmp_path_factory.mktemp("toy-run")
+    paths = [*toy_paths(toy_data_dir), "--checkpoint-dir", str(run / "checkpoints")]
+    train_main([*paths, "--output-dir", str(run / "model"), *TOY_TRAIN_ARGS])
+    return run / "model"
 
 
 @pytest.fixture

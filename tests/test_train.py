@@ -1,103 +1,331 @@
-"""python -m transformer.train on a tiny toy task, run in-process: learning, outputs, determinism, failures."""
+"""python -m transformer.train on a tiny toy mixture, in-process: learning, outputs, determinism, resume, failures."""
 
 import json
+import os
 import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import torch
 import yaml
 
-from transformer.data import bucketed_batches, read_tsv
-from transformer.evaluate import accuracy, predict
 from transformer.loading import load_model
-from transformer.train import build_parser, distillation_targets, main
+from transformer.train import build_parser, main, parse_args
+from transformer.training.data import bucketed_batches, read_labelled
+from transformer.training.loop import Checkpoints
+from transformer.training.mixture import read_dev_sets, read_test_sets
+from transformer.training.scoring import accuracy, predict
 
+REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
+SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon"]
+DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "imdb", "ood"}
+TEST_SETS = {"sst2", "imdb", "multi_domain", "everyday"}
+# What a resumed run must reproduce exactly (the rest names the command line, paths and the time taken).
+SAME_AFTER_RESUME = ["dev", "test", "best_epoch", "train_examples", "dev_rows", "test_rows", "pretrain_history",
+                     "history", "teachers"]  # fmt: skip
+
+
+def read_metrics(folder: Path) -> dict:
+    return json.loads((folder / "metrics.json").read_text(encoding="utf-8"))
+
+
+def measured_accuracies(folder: Path, data_dir: Path) -> tuple[dict, dict]:
+    """Accuracy of the saved model on the selection and test sets of its run, recomputed from the files."""
+    loaded = load_model(folder, device="cpu")
+    arguments = loaded.metrics["arguments"]
+    dev = read_dev_sets(data_dir, arguments["imdb_dev_rows"], Path(arguments["ood_file"]), arguments["max_rows"])
+    test = read_test_sets(data_dir, arguments["max_rows"])
+    test["everyday"] = read_labelled(arguments["check_file"])
+
+    def score(sets: dict) -> dict:
+        return {
+            name: round(accuracy(predict(loaded.model, loaded.tokenizer, rows.texts), rows.labels), 4)
+            for name, rows in sets.items()
+        }
+
+    return score(dev), score(test)
 
 
 def test_toy_task_is_learned_and_loss_falls(trained_toy_model_dir):
-    metrics = json.loads((trained_toy_model_dir / "metrics.json").read_text())
+    metrics = read_metrics(trained_toy_model_dir)
     losses = [epoch["train_loss"] for epoch in metrics["history"]]
-    assert len(losses) == 4 and losses[-1] < 0.5 * losses[0]
-    assert metrics["dev_accuracy"] >= 0.95 and metrics["test_accuracy"] >= 0.95
-    assert metrics["dev_accuracy"] == max(epoch["dev_accuracy"] for epoch in metrics["history"])
+    assert len(losses) == 3 and losses[0] > losses[1] > losses[2]
+    assert metrics["history"][0]["dev"]["mean"] < metrics["dev"]["mean"]  # it learned during the run
+    assert set(metrics["dev"]) == DEV_SETS | {"mean"} and set(metrics["test"]) == TEST_SETS
+    assert metrics["dev"]["mean"] >= 0.9 and min(metrics["dev"].values()) >= 0.8
+    assert min(metrics["test"].values()) >= 0.8
+    best = max(metrics["history"], key=lambda epoch: epoch["dev"]["mean"])
+    assert metrics["dev"] == best["dev"] and metrics["best_epoch"] == best["epoch"]
+    dev_scores = [value for name, value in metrics["dev"].items() if name != "mean"]
+    assert metrics["dev"]["mean"] == pytest.approx(sum(dev_scores) / len(dev_scores), abs=1e-4)
 
 
-def test_writes_one_complete_folder(trained_toy_model_dir):
+def test_writes_one_complete_folder_and_clears_its_checkpoints(trained_toy_model_dir):
     assert {path.name for path in trained_toy_model_dir.iterdir()} == EXPECTED_FILES
-    assert not [path for path in trained_toy_model_dir.parent.iterdir() if path.name.startswith(".")]
-    metrics = json.loads((trained_toy_model_dir / "metrics.json").read_text())
-    for key in ("dev_accuracy", "test_accuracy", "train_seconds", "device", "command", "seed", "data"):
-        assert key in metrics
+    # No staging folder left beside it, and the checkpoints are gone after a successful run.
+    assert [path.name for path in trained_toy_model_dir.parent.iterdir()] == ["model"]
+    metrics = read_metrics(trained_toy_model_dir)
+    for key in ("dev", "test", "train_examples", "history", "pretrain_history", "teachers", "command", "seed",
+                "arguments", "best_epoch", "train_seconds", "device", "dev_rows", "test_rows"):  # fmt: skip
+        assert key in metrics, key
     assert metrics["command"].startswith("python -m transformer.train --data-dir ")
-    assert metrics["seed"] == 0 and metrics["data"]["train"] == "glue_train.tsv"
+    assert metrics["seed"] == 0 and metrics["arguments"]["quick"] is True
+    assert list(metrics["train_examples"]) == SOURCES
+    # glue_train has 96 rows, cut to --quick's 64; the lexicon gives each word and "not <word>";
+    # 24 IMDB training reviews (32 minus the 8 held out) become more examples once chunked.
+    assert metrics["train_examples"]["sst2"] == 64 and metrics["train_examples"]["lexicon"] == 24
+    assert metrics["train_examples"]["imdb"] > 24
+    assert metrics["dev_rows"] == {"sst2": 24, "yelp": 24, "pros_cons": 24, "tweets": 24, "imdb": 8, "ood": 16}
+    assert metrics["test_rows"] == {"sst2": 24, "imdb": 16, "multi_domain": 16, "everyday": 16}
+    assert len(metrics["pretrain_history"]) == 1 and metrics["pretrain_history"][0]["epoch"] == 1
+    assert [teacher["seed"] for teacher in metrics["teachers"]] == [1]
     config = json.loads((trained_toy_model_dir / "config.json").read_text())
     assert config["label_names"] == ["negative", "positive"] and config["pad_token_id"] == 0
     assert (config["d_model"], config["num_layers"], config["max_len"]) == (32, 1, 32)
 
 
-def test_model_card_has_metadata_and_the_command(trained_toy_model_dir):
+def test_model_card_has_metadata_every_dataset_and_the_command(trained_toy_model_dir):
     card = (trained_toy_model_dir / "README.md").read_text()
     _, front_matter, body = card.split("---\n", 2)
     metadata = yaml.safe_load(front_matter)
     assert metadata["pipeline_tag"] == "text-classification"
     assert metadata["license"] and metadata["language"] and metadata["datasets"] and metadata["library_name"]
-    metrics = json.loads((trained_toy_model_dir / "metrics.json").read_text())
-    results = metadata["model-index"][0]["results"]
-    assert [r["metrics"][0]["value"] for r in results] == [metrics["dev_accuracy"], metrics["test_accuracy"]]
+    metrics = read_metrics(trained_toy_model_dir)
+    results = {
+        (r["dataset"]["split"], r["dataset"]["type"]): r["metrics"][0]["value"]
+        for r in metadata["model-index"][0]["results"]
+    }
+    expected = {("validation", k): v for k, v in metrics["dev"].items() if k != "mean"}
+    assert results == expected | {("test", k): v for k, v in metrics["test"].items()}
     assert metrics["command"] in body and f"seed {metrics['seed']}" in body
+    # Every data set the recipe reads has a row in the card: what it is, a licence, a citation with a year,
+    # and the number of examples it gave.
+    data_table = body.split("## Training data", 1)[1].split("\n## ", 1)[0]
+    for source in SOURCES:
+        rows = [line for line in data_table.splitlines() if line.startswith(f"| {source} |")]
+        assert len(rows) == 1, source
+        cells = [cell.strip() for cell in rows[0].strip("|").split("|")]
+        assert len(cells) == 5 and all(cells), rows[0]
+        assert re.search(r"\b(19|20)\d\d\b", cells[3]), f"{source}: no year in the citation {cells[3]!r}"
+        assert cells[4] == f"{metrics['train_examples'][source]:,}"
+    assert "unlabelled" in body.lower()
 
 
 def test_saved_model_reproduces_the_recorded_accuracy(trained_toy_model_dir, toy_data_dir):
-    loaded = load_model(trained_toy_model_dir, device="cpu")
-    dev = read_tsv(toy_data_dir / "glue_dev.tsv")
-    assert accuracy(predict(loaded.model, loaded.tokenizer, dev.texts), dev.labels) == pytest.approx(
-        loaded.metrics["dev_accuracy"], abs=1e-4
+    metrics = read_metrics(trained_toy_model_dir)
+    dev, test = measured_accuracies(trained_toy_model_dir, toy_data_dir)
+    assert dev == {name: value for name, value in metrics["dev"].items() if name != "mean"}
+    assert test == metrics["test"]
+
+
+def test_max_rows_cuts_every_file_and_a_middling_model_still_reproduces_its_scores(
+    toy_data_dir, toy_train_args, tmp_path
+):
+    output = tmp_path / "m"
+    metrics = main([*toy_train_args, "--output-dir", str(output), "--max-rows", "6", "--epochs", "1"])
+    assert metrics["train_examples"]["sst2"] == 6 and metrics["train_examples"]["lexicon"] == 12
+    assert metrics["dev_rows"] == dict.fromkeys(DEV_SETS, 6) and len(metrics["history"]) == 1
+    assert {name: metrics["test_rows"][name] for name in ("sst2", "imdb", "multi_domain")} == dict.fromkeys(
+        ("sst2", "imdb", "multi_domain"), 6
     )
+    # A model this undertrained scores far from 1.0, so matching its recorded scores means the saved weights
+    # are the scored ones (the EMA of the best epoch), not merely some model that learned the task.
+    dev, test = measured_accuracies(output, toy_data_dir)
+    assert dev == {name: value for name, value in metrics["dev"].items() if name != "mean"} and test == metrics["test"]
+    assert metrics["dev"]["mean"] < 0.9
 
 
-def test_same_seed_same_model_and_output_is_replaced(trained_toy_model_dir, toy_data_dir, toy_train_args, tmp_path):
+def test_same_seed_same_model_and_output_is_replaced(trained_toy_model_dir, toy_train_args, tmp_path):
     output = tmp_path / "model"
     output.mkdir()
     (output / "stale.txt").write_text("from an older run")
-    metrics = main(["--data-dir", str(toy_data_dir), "--output-dir", str(output), *toy_train_args])
+    metrics = main([*toy_train_args, "--output-dir", str(output)])
     assert {path.name for path in output.iterdir()} == EXPECTED_FILES
-    assert (output / "model.safetensors").read_bytes() == (trained_toy_model_dir / "model.safetensors").read_bytes()
-    assert metrics["history"] == json.loads((trained_toy_model_dir / "metrics.json").read_text())["history"]
-    assert [path.name for path in tmp_path.iterdir()] == ["model"]
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (output / name).read_bytes() == (trained_toy_model_dir / name).read_bytes(), name
+    recorded = read_metrics(trained_toy_model_dir)
+    assert {key: metrics[key] for key in SAME_AFTER_RESUME} == {key: recorded[key] for key in SAME_AFTER_RESUME}
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["model"]  # no staging folder, no checkpoints
 
 
-def test_max_train_rows_limits_the_training_set(toy_data_dir, toy_train_args, tmp_path):
-    args = ["--data-dir", str(toy_data_dir), "--output-dir", str(tmp_path / "m"), *toy_train_args]
-    metrics = main([*args, "--max-train-rows", "50", "--epochs", "1"])
-    assert metrics["train_rows"] == 50 and len(metrics["history"]) == 1
+def test_another_process_writes_the_same_bytes(trained_toy_model_dir, toy_train_args, tmp_path):
+    """``python -m transformer.train`` in a fresh interpreter, with another hash seed (so set and dict orders
+    differ), writes the very files of the run made in this process."""
+    hash_seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    output = tmp_path / "model"
+    # The same thread count as this process: the runs must differ only in the process and its hash seed.
+    command = [sys.executable, "-m", "transformer.train", *toy_train_args, "--output-dir", str(output),
+               "--threads", str(torch.get_num_threads())]  # fmt: skip
+    env = {**os.environ, "PYTHONHASHSEED": hash_seed, "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert json.loads(done.stdout.splitlines()[-1])["dev"] == read_metrics(trained_toy_model_dir)["dev"]
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (output / name).read_bytes() == (trained_toy_model_dir / name).read_bytes(), name
+    recorded = read_metrics(trained_toy_model_dir)
+    assert {key: read_metrics(output)[key] for key in SAME_AFTER_RESUME} == {k: recorded[k] for k in SAME_AFTER_RESUME}
 
 
-def test_push_to_hub_offline_fails_in_one_line_before_training(toy_data_dir, tmp_path, monkeypatch, capsys):
+class Interrupted(Exception):
+    """Raised in place of a crash or Ctrl-C, right after a checkpoint was written."""
+
+
+def interrupt_after_saving(monkeypatch, phase: str) -> None:
+    """Make the next run stop right after it checkpoints ``phase`` for the first time."""
+    save = Checkpoints.save
+
+    def save_then_stop(self, name, state):
+        save(self, name, state)
+        if name == phase:
+            raise Interrupted(name)
+
+    monkeypatch.setattr(Checkpoints, "save", save_then_stop)
+
+
+@pytest.mark.parametrize("phase", ["pretrain", "teacher-1", "student"])
+def test_resume_ends_with_the_same_files_as_an_uninterrupted_run(
+    trained_toy_model_dir, toy_train_args, tmp_path, monkeypatch, phase
+):
+    with monkeypatch.context() as patch:
+        interrupt_after_saving(patch, phase)
+        with pytest.raises(Interrupted):
+            main([*toy_train_args, "--output-dir", str(tmp_path / "first")])
+    checkpoints = tmp_path / "checkpoints"
+    assert {"recipe.json", "tokenizer.json", f"{phase}.pt"} <= {path.name for path in checkpoints.iterdir()}
+    assert not (tmp_path / "first").exists()
+    # --output-dir and --threads may change on resume: they change neither the steps nor the result.
+    output = tmp_path / "resumed"
+    metrics = main([*toy_train_args, "--output-dir", str(output), "--threads", "1", "--resume"])
+    for name in ("model.safetensors", "tokenizer.json", "config.json"):
+        assert (output / name).read_bytes() == (trained_toy_model_dir / name).read_bytes(), name
+    recorded = read_metrics(trained_toy_model_dir)
+    assert {key: metrics[key] for key in SAME_AFTER_RESUME} == {key: recorded[key] for key in SAME_AFTER_RESUME}
+    assert not checkpoints.exists()
+
+
+def test_resume_refuses_a_changed_recipe(toy_train_args, tmp_path, monkeypatch):
+    with monkeypatch.context() as patch:
+        interrupt_after_saving(patch, "pretrain")
+        with pytest.raises(Interrupted):
+            main([*toy_train_args, "--output-dir", str(tmp_path / "m")])
+    with pytest.raises(SystemExit) as exit_info:
+        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--resume", "--epochs", "4", "--lr", "0.02"])
+    message = str(exit_info.value.code)
+    assert message.startswith("error: --resume:") and "\n" not in message
+    assert "epochs" in message and "lr" in message and "teachers" not in message
+    assert (tmp_path / "checkpoints" / "pretrain.pt").exists()  # the refused resume left the state as it was
+    assert not (tmp_path / "m").exists()
+
+
+def test_resume_without_a_checkpoint_exits_clearly(toy_train_args, tmp_path):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--resume"])
+    message = str(exit_info.value.code)
+    assert message.startswith("error: --resume:") and str(tmp_path / "checkpoints") in message and "\n" not in message
+    assert not (tmp_path / "m").exists()
+
+
+def test_distillation_trains_teachers_first_and_learns_from_them(toy_train_args, tmp_path):
+    args = [*toy_train_args, "--output-dir", str(tmp_path / "m")]
+    metrics = main([*args, "--teachers", "2", "--teacher-epochs", "2", "--distill-weight", "0.7"])
+    assert [teacher["seed"] for teacher in metrics["teachers"]] == [1, 2]
+    assert all([epoch["epoch"] for epoch in teacher["history"]] == [1, 2] for teacher in metrics["teachers"])
+    assert all("dev" in epoch for teacher in metrics["teachers"] for epoch in teacher["history"])
+    assert metrics["teachers"][0]["history"] != metrics["teachers"][1]["history"]  # two seeds, two models
+    assert metrics["dev"]["mean"] >= 0.9
+    assert "2 teacher classifiers" in (tmp_path / "m" / "README.md").read_text()
+
+
+def test_push_to_hub_offline_fails_in_one_line_before_training(toy_train_args, tmp_path, monkeypatch):
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
     monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     output = tmp_path / "model"
     with pytest.raises(SystemExit) as exit_info:
-        main(["--data-dir", str(toy_data_dir), "--output-dir", str(output), "--push-to-hub", "owner/name"])
+        main([*toy_train_args, "--output-dir", str(output), "--push-to-hub", "owner/name"])
     message = str(exit_info.value.code)
     assert message.startswith("error: cannot push to owner/name") and "\n" not in message
-    assert not output.exists()
+    assert not output.exists() and not (tmp_path / "checkpoints").exists()
 
 
 def test_missing_data_dir_fails_in_one_line_before_writing(tmp_path):
+    args = ["--output-dir", str(tmp_path / "m"), "--checkpoint-dir", str(tmp_path / "checkpoints")]
     with pytest.raises(SystemExit) as exit_info:
-        main(["--data-dir", str(tmp_path / "no-data"), "--output-dir", str(tmp_path / "m")])
-    assert "no-data/glue_train.tsv" in str(exit_info.value.code) and "\n" not in str(exit_info.value.code)
-    assert not (tmp_path / "m").exists()
+        main(["--data-dir", str(tmp_path / "no-data"), *args])
+    message = str(exit_info.value.code)
+    assert message.startswith("error: ") and "no-data/sst2/glue_train.tsv" in message and "\n" not in message
+    assert not (tmp_path / "m").exists() and not (tmp_path / "checkpoints").exists()
 
 
-def test_flags_are_kebab_case_with_help():
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("lexicons/opinion_lexicon.tsv", None),
+        ("imdb/unsup.txt.gz", None),
+        ("multi_domain/test.tsv.gz", None),
+        ("tweets/dev.tsv.gz", b"not gzip at all"),
+        ("imdb/unsup.txt.gz", b"not gzip at all"),
+        ("lexicons/opinion_lexicon.tsv", b"word\tlabel\ngood\t1\nbad\n"),
+        ("lexicons/opinion_lexicon.tsv", b"word\tlabel\ngood\tpositive\n"),
+        ("lexicons/opinion_lexicon.tsv", b"word\tlabel\ngood\t2\n"),
+    ],
+    ids=[
+        "no-lexicon",
+        "no-unsup",
+        "no-test-file",
+        "corrupt-gzip",
+        "corrupt-unsup",
+        "lexicon-no-tab",
+        "lexicon-word",
+        "lexicon-2",
+    ],
+)
+def test_a_missing_or_broken_file_is_named_in_one_line(toy_data_dir, toy_train_args, tmp_path, name, content):
+    data = Path(shutil.copytree(toy_data_dir, tmp_path / "data"))
+    if content is None:
+        (data / name).unlink()
+    else:
+        (data / name).write_bytes(content)
+    with pytest.raises(SystemExit) as exit_info:
+        main([*toy_train_args, "--data-dir", str(data), "--output-dir", str(tmp_path / "m")])
+    message = str(exit_info.value.code)
+    assert message.startswith("error: ") and name in message and "\n" not in message
+    assert not (tmp_path / "m").exists() and not (tmp_path / "checkpoints").exists()
+
+
+def test_flags_are_kebab_case_with_help_and_quick_only_changes_defaults():
     parser = build_parser()
     for action in parser._actions:
         for flag in action.option_strings:
             assert flag == flag.lower() and "_" not in flag
         assert action.help
-    assert parser.parse_args([]).data_dir.name == "sst2"
+    assert parser.parse_args([]).data_dir == Path("../shared/data")
+    full, quick = parse_args([]), parse_args(["--quick"])
+    assert (full.d_model, full.max_rows, full.teachers) == (128, None, 2)
+    assert (quick.d_model, quick.max_rows, quick.teachers) == (32, 64, 1)
+    overridden = parse_args(["--quick", "--d-model", "48", "--max-rows", "5"])
+    assert (overridden.d_model, overridden.max_rows, overridden.num_layers) == (48, 5, 1)
+    assert parse_args(["--source-weights", "sst2=2", "tweets=0"]).weights == {"sst2": 2.0, "tweets": 0.0}
+
+
+@pytest.mark.parametrize("pair", ["sst2", "sst2=", "sst2=many", "sst2=-1"])
+def test_a_malformed_source_weight_is_a_usage_error(pair, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--source-weights", pair])
+    assert exit_info.value.code == 2 and repr(pair) in capsys.readouterr().err
+
+
+def test_an_unknown_source_name_is_refused_before_training(toy_train_args, tmp_path, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--source-weights", "sst2=1", "sst3=2"])
+    code = exit_info.value.code  # a usage error (exit 2, message on stderr) or an "error: ..." line
+    message = capsys.readouterr().err if isinstance(code, int) else str(code)
+    assert code != 0 and "sst3" in message
+    assert not (tmp_path / "checkpoints" / "pretrain.pt").exists()  # refused before any training
 
 
 def test_bucketed_batches_cover_every_row_once_in_similar_lengths():
@@ -108,22 +336,3 @@ def test_bucketed_batches_cover_every_row_once_in_similar_lengths():
     spread = sum(max(lengths[i] for i in b) - min(lengths[i] for i in b) for b in batches) / len(batches)
     assert spread < 10  # random batches of 32 would span about 55
     assert batches == bucketed_batches(lengths, batch_size=32, rng=random.Random(0))
-
-
-def test_distillation_trains_teachers_first_and_learns_from_them(toy_data_dir, toy_train_args, tmp_path):
-    args = ["--data-dir", str(toy_data_dir), "--output-dir", str(tmp_path / "m"), *toy_train_args]
-    metrics = main([*args, "--teachers", "2", "--teacher-epochs", "2", "--distill-weight", "0.7"])
-    assert [teacher["seed"] for teacher in metrics["teachers"]] == [1, 2]
-    assert all(len(teacher["history"]) == 2 for teacher in metrics["teachers"])
-    assert metrics["dev_accuracy"] >= 0.95
-
-
-def test_distillation_targets_mix_labels_and_the_teachers_mean(toy_data_dir, toy_train_args, tiny_tokenizer):
-    args = build_parser().parse_args([*toy_train_args, "--teachers", "1", "--teacher-epochs", "1"])
-    dev = read_tsv(toy_data_dir / "glue_dev.tsv")
-    sequences = [tiny_tokenizer.encode(text).ids for text in dev.texts]
-    targets, teachers = distillation_targets(args, tiny_tokenizer, sequences, dev.labels, dev, torch.device("cpu"))
-    assert targets.shape == (100, 2) and torch.allclose(targets.sum(dim=1), torch.ones(100))
-    true_class = targets[torch.arange(100), torch.tensor(dev.labels)]
-    assert (true_class >= 1 - args.distill_weight).all() and (true_class < 1).any()
-    assert len(teachers) == 1 and teachers[0]["seed"] == args.seed + 1

@@ -45,6 +45,7 @@ from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.data import LABEL_NAMES, read_labelled
 from .training.loop import Checkpoints, Schedule
 from .training.mixture import (
+    TRAIN_FILES,
     build_mixture,
     chunk,
     parse_weights,
@@ -61,7 +62,7 @@ DEFAULT_WEIGHTS = ["sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "m
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
     "d_ff": 64, "max_len": 32, "pretrain_epochs": 1, "pretrain_windows": 256, "teachers": 1, "teacher_epochs": 1,
-    "epochs": 2, "batch_size": 16,
+    "epochs": 2, "batch_size": 16, "ema_decay": 0.9,  # a few dozen steps: a short average
 }  # fmt: skip
 # Flags that may differ between a run and its --resume: they change neither the steps nor the result.
 NOT_RECIPE = {"resume", "threads", "push_to_hub", "output_dir"}
@@ -142,6 +143,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.weights = parse_weights(args.source_weights)
     except ValueError as error:
         parser.error(str(error))
+    unknown = sorted(args.weights.keys() - TRAIN_FILES.keys())
+    if unknown:
+        parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(TRAIN_FILES)})")
     return args
 
 
@@ -167,21 +171,26 @@ def build_model(args: argparse.Namespace, vocab_size: int, seed: int) -> Transfo
 
 
 def open_checkpoints(args: argparse.Namespace) -> Checkpoints:
-    """The checkpoint folder: emptied for a new run; checked against this run's recipe for ``--resume``."""
-    checkpoints = Checkpoints(args.checkpoint_dir)
+    """The checkpoint folder: emptied for a new run; checked against this run's recipe for ``--resume``.
+
+    A folder that holds files but no ``recipe.json`` is not ours, and is never emptied.
+    """
+    folder = args.checkpoint_dir
     recipe = {k: str(v) if isinstance(v, Path) else v for k, v in vars(args).items() if k not in NOT_RECIPE}
-    recipe_file = args.checkpoint_dir / "recipe.json"
+    recipe_file = folder / "recipe.json"
     if args.resume:
         if not recipe_file.exists():
-            sys.exit(f"error: --resume: no run to continue in {args.checkpoint_dir}")
+            sys.exit(f"error: --resume: no run to continue in {folder}")
         saved = json.loads(recipe_file.read_text(encoding="utf-8"))
         changed = sorted(k for k in recipe.keys() | saved.keys() if recipe.get(k) != saved.get(k))
         if changed:
-            sys.exit(f"error: --resume: the run in {args.checkpoint_dir} had other settings: {', '.join(changed)}")
-    else:
-        checkpoints.clear()
-        checkpoints = Checkpoints(args.checkpoint_dir)
-        recipe_file.write_text(json.dumps(recipe, indent=2) + "\n", encoding="utf-8")
+            sys.exit(f"error: --resume: the run in {folder} had other settings: {', '.join(changed)}")
+        return Checkpoints(folder)
+    if folder.exists() and any(folder.iterdir()) and not recipe_file.exists():
+        sys.exit(f"error: --checkpoint-dir {folder} holds files of something else; name an empty or new folder")
+    Checkpoints(folder).clear()
+    checkpoints = Checkpoints(folder)
+    recipe_file.write_text(json.dumps(recipe, indent=2) + "\n", encoding="utf-8")
     return checkpoints
 
 
@@ -203,7 +212,7 @@ def main(argv: list[str] | None = None) -> dict:
         dev_sets = read_dev_sets(args.data_dir, args.imdb_dev_rows, args.ood_file, args.max_rows)
         test_sets = read_test_sets(args.data_dir, args.max_rows)
         if args.check_file is not None:
-            test_sets["everyday"] = read_labelled(args.check_file)
+            test_sets["everyday"] = read_labelled(args.check_file).rows(0, args.max_rows)
         unlabelled = read_unlabelled(args.data_dir, args.max_rows)
     except (OSError, ValueError) as error:
         sys.exit(f"error: {first_line(error)}")

@@ -23,14 +23,26 @@ class LabelledTexts:
     texts: list[str]
     labels: list[int]
 
+    def rows(self, start: int = 0, end: int | None = None) -> "LabelledTexts":
+        """The rows ``start:end`` of this file (``end`` None = to the last)."""
+        return LabelledTexts(self.path, self.texts[start:end], self.labels[start:end])
+
 
 def read_lines(path: str | Path) -> list[str]:
-    """The lines of a UTF-8 text file, gunzipped when the name ends in ``.gz``, without line ends."""
+    """The lines of a UTF-8 text file, gunzipped when the name ends in ``.gz``, without line ends.
+
+    Raises:
+        FileNotFoundError: if the file does not exist.
+        ValueError: naming the file, if it is not valid gzip or not UTF-8.
+    """
     path = Path(path)
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as file:
-            return file.read().splitlines()
-    return path.read_text(encoding="utf-8").splitlines()
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as file:
+                return file.read().splitlines()
+        return path.read_text(encoding="utf-8").splitlines()
+    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path}: cannot be read as UTF-8 text ({error})") from None
 
 
 def read_labelled(path: str | Path) -> LabelledTexts:
@@ -42,10 +54,7 @@ def read_labelled(path: str | Path) -> LabelledTexts:
             other than 0 or 1, an empty text, or a gzip file that is not valid gzip.
     """
     path = Path(path)
-    try:
-        lines = read_lines(path)
-    except (gzip.BadGzipFile, EOFError, UnicodeDecodeError) as error:
-        raise ValueError(f"{path}: cannot be read as UTF-8 text ({error})") from None
+    lines = read_lines(path)
     header = lines[0].split("\t") if lines else []
     if len(header) < 2 or header[0] not in TEXT_COLUMNS or header[1] != "label":
         raise ValueError(f"{path}: the first line must be the header 'sentence<TAB>label' or 'text<TAB>label'")

@@ -43,10 +43,18 @@ MIN_CHUNK_FRACTION = 0.25  # a review's last chunk shorter than this share of ma
 
 
 def read_lexicon(path: Path, max_rows: int | None = None) -> LabelledTexts:
-    """The opinion lexicon (``word<TAB>label``) as examples: each word, and ``not <word>`` with the other label."""
-    rows = [line.split("\t") for line in read_lines(path)[1:]][:max_rows]
-    texts = [text for word, _ in rows for text in (word, f"not {word}")]
-    labels = [value for _, label in rows for value in (int(label), 1 - int(label))]
+    """The opinion lexicon (``word<TAB>label``) as examples: each word, and ``not <word>`` with the other label.
+
+    Raises:
+        ValueError: naming the file and line, for a line that is not ``word<TAB>0`` or ``word<TAB>1``.
+    """
+    texts, labels = [], []
+    for line_number, line in enumerate(read_lines(path)[1:][:max_rows], start=2):
+        word, tab, label = line.partition("\t")
+        if not tab or not word.strip() or label not in ("0", "1"):
+            raise ValueError(f"{path}:{line_number}: expected 'word<TAB>0' or 'word<TAB>1'")
+        texts.extend([word, f"not {word}"])
+        labels.extend([int(label), 1 - int(label)])
     return LabelledTexts(path, texts, labels)
 
 
@@ -60,10 +68,8 @@ def read_training_sets(data_dir: Path, imdb_dev_rows: int, max_rows: int | None 
         if name == "lexicon":
             sets[name] = read_lexicon(data_dir / relative, max_rows)
             continue
-        rows = read_labelled(data_dir / relative)
         start = imdb_dev_rows if name == "imdb" else 0
-        end = None if max_rows is None else start + max_rows
-        sets[name] = LabelledTexts(rows.path, rows.texts[start:end], rows.labels[start:end])
+        sets[name] = read_labelled(data_dir / relative).rows(start, None if max_rows is None else start + max_rows)
     return sets
 
 
@@ -72,25 +78,20 @@ def read_dev_sets(
 ) -> dict[str, LabelledTexts]:
     """The selection sets: each dev file, the held-out IMDB reviews and the out-of-domain file."""
     sets = {name: read_labelled(data_dir / relative) for name, relative in DEV_FILES.items()}
-    imdb = read_labelled(data_dir / TRAIN_FILES["imdb"])
-    sets["imdb"] = LabelledTexts(imdb.path, imdb.texts[:imdb_dev_rows], imdb.labels[:imdb_dev_rows])
+    sets["imdb"] = read_labelled(data_dir / TRAIN_FILES["imdb"]).rows(0, imdb_dev_rows)
     if ood_file is not None:
         sets["ood"] = read_labelled(ood_file)
-    return {name: _head(rows, max_rows) for name, rows in sets.items()}
+    return {name: rows.rows(0, max_rows) for name, rows in sets.items()}
 
 
 def read_test_sets(data_dir: Path, max_rows: int | None = None) -> dict[str, LabelledTexts]:
     """The test files, scored once on the final model."""
-    return {name: _head(read_labelled(data_dir / relative), max_rows) for name, relative in TEST_FILES.items()}
+    return {name: read_labelled(data_dir / relative).rows(0, max_rows) for name, relative in TEST_FILES.items()}
 
 
 def read_unlabelled(data_dir: Path, max_rows: int | None = None) -> list[str]:
     """The unlabelled IMDB reviews, for the tokenizer and masked-language-model pre-training."""
     return read_lines(data_dir / UNLABELLED_FILE)[:max_rows]
-
-
-def _head(rows: LabelledTexts, max_rows: int | None) -> LabelledTexts:
-    return LabelledTexts(rows.path, rows.texts[:max_rows], rows.labels[:max_rows])
 
 
 def chunk(ids: list[int], max_len: int) -> list[list[int]]:
