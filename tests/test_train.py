@@ -40,7 +40,7 @@ def measured_accuracies(folder: Path, data_dir: Path) -> tuple[dict, dict]:
     arguments = loaded.metrics["arguments"]
     dev = read_dev_sets(data_dir, arguments["imdb_dev_rows"], Path(arguments["ood_file"]), arguments["max_rows"])
     test = read_test_sets(data_dir, arguments["max_rows"])
-    test["everyday"] = read_labelled(arguments["check_file"])
+    test["everyday"] = read_labelled(arguments["check_file"]).rows(0, arguments["max_rows"])
 
     def score(sets: dict) -> dict:
         return {
@@ -305,7 +305,7 @@ def test_flags_are_kebab_case_with_help_and_quick_only_changes_defaults():
         assert action.help
     assert parser.parse_args([]).data_dir == Path("../shared/data")
     full, quick = parse_args([]), parse_args(["--quick"])
-    assert (full.d_model, full.max_rows, full.teachers) == (128, None, 2)
+    assert (full.d_model, full.max_rows, full.teachers) == (128, None, 0)
     assert (quick.d_model, quick.max_rows, quick.teachers) == (32, 64, 1)
     overridden = parse_args(["--quick", "--d-model", "48", "--max-rows", "5"])
     assert (overridden.d_model, overridden.max_rows, overridden.num_layers) == (48, 5, 1)
