@@ -140,8 +140,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def url(app):
-    """The app served in this process on a free port, closed after the module."""
-    with serving(app.demo) as served:
+    """The app served in this process on a free port as ``app.main`` serves it (its limits), closed after the module."""
+    with serving(app.demo, **app.launch_settings()) as served:
         yield served
 
 
