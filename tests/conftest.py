@@ -19,6 +19,7 @@ from app_fixtures import build_model, build_tokenizer, import_app, serving, writ
 from gradio_client import Client
 from tiny import tiny_model
 
+from transformer.explorer import link_store
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -120,6 +121,14 @@ def copy_model_dir(tmp_path):
         return Path(shutil.copytree(source, tmp_path / f"copy-of-{source.name}"))
 
     return copy
+
+
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_links(tmp_path_factory):
+    """Links the page shares (fuzzed events included) go to a temporary folder, not the machine's temp folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(link_store, "LINK_DIR", tmp_path_factory.mktemp("links"))
+        yield
 
 
 @pytest.fixture(scope="module")

@@ -109,7 +109,7 @@ def share_link(*values) -> str:
     view and that view's controls, as strings. Nothing the page computed is kept.
     """
     named = dict(zip(URL_PARAMS, values, strict=True))
-    kept = GLOBAL_PARAMS + VIEW_PARAMS.get(named["view"], [])
+    kept = GLOBAL_PARAMS + VIEW_PARAMS.get(_address_value(named["view"]), [])
     params = {name: _address_value(value) for name, value in named.items() if name in kept}
     try:
         return link_store.save_link({name: value for name, value in params.items() if value.strip()})
