@@ -7,7 +7,7 @@ DATA_DIR ?= ../shared/data
 
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install test lint format run bench load train evaluate clean
+.PHONY: install test lint format run bench load soak train evaluate clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,10 @@ bench: install
 ## make load: concurrent API clients against the app and Gradio's no-op floor (bounded, stops by itself)
 load: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.load
+
+## make soak: browser sessions, API callers and shared links in rounds; memory and disk after each (stops by itself)
+soak: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.soak
 
 ## make train: retrain the bundled checkpoint from the data folder (README: "The model")
 train: install

@@ -27,16 +27,20 @@ from transformer.explorer.page import (
     TEXT_PARAMS,
     URL_PARAMS,
     VIEW_PARAMS,
+    copy_link_js,
     page_dims,
     predict,
     restore_controls,
     restore_view,
+    share_link,
     show_attention,
     show_text,
     sync_url_js,
 )
 from transformer.explorer.registry import Page, layer_choices
 from transformer.explorer.runner import get_model
+from transformer.explorer.server import DELETE_CACHE, launch_settings
+from transformer.explorer.sessions import release_on_unload
 from transformer.explorer.views import VIEWS, positional_encoding
 
 if "OMP_NUM_THREADS" not in os.environ:
@@ -62,7 +66,7 @@ def build_demo() -> gr.Blocks:
     """Lay out the explorer on ``get_model()``'s model: the sentence, then one tab per view, then the events."""
     loaded, note = get_model()
     model = loaded.model
-    with gr.Blocks(title="Transformer Attention Explorer") as demo:
+    with gr.Blocks(title="Transformer Attention Explorer", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(
             "# Transformer Attention Explorer\n"
             "Type a sentence and see how a small Transformer sentiment classifier reads it: "
@@ -82,7 +86,8 @@ def build_demo() -> gr.Blocks:
             )
             with gr.Column(scale=1, min_width=200):
                 analyze_button = gr.Button("Analyze", variant="primary", elem_id="analyze")
-                gr.DeepLinkButton("Copy link to this view", copied_value="Link copied!")
+                share_button = gr.Button("Copy link to this view", icon=gr.utils.get_icon_path("link.svg"))
+                link_key = gr.Textbox(visible=False, elem_id="link-key")
         examples = gr.Examples(EXAMPLES, inputs=[text_box], label="Or try one of these", api_visibility="private")
         notice = gr.Markdown(elem_id="notice")
         with gr.Row():
@@ -174,6 +179,9 @@ def build_demo() -> gr.Blocks:
             if drawing.triggers:
                 gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private).success(**sync_url)
 
+        shared = share_button.click(share_link, [url_controls[name] for name in URL_PARAMS], link_key, **private)
+        shared.success(None, link_key, None, js=copy_link_js())
+
         restored = [url_controls[name] for name in ["view", *(n for names in VIEW_PARAMS.values() for n in names)]]
 
         def restore(result, shown_dims, request: gr.Request) -> dict:
@@ -181,8 +189,8 @@ def build_demo() -> gr.Blocks:
 
             A deep-linked page holds whatever its maker's session sent, unchecked; each choice control gets
             a valid value here (the dimensions: the page's if valid), so no later step sends Gradio a value
-            whose rejection would echo it. The texts (B, the reordering) keep the page's: a deep link carries
-            the long ones, and a text is never echoed.
+            whose rejection would echo it. The texts (B, the reordering) keep the page's when the address has
+            none (a text is never echoed).
             """
             values = restore_controls(result, request)
             view = values.get("view", current_view.value)
@@ -212,6 +220,7 @@ def build_demo() -> gr.Blocks:
             restore, [page.result, page.dims], [tabs, page.dims, *restored], preprocess=False, api_visibility="private"
         ).then(**refresh).then(**(sync_url | {"js": sync_url_js(address_read=True)}))
 
+        release_on_unload(demo)
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):
             gr.api(endpoint, api_name=endpoint.__name__)
 
@@ -234,7 +243,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--share", action="store_true", help="also ask Gradio for a temporary public link")
     args = parser.parse_args(argv)
     demo.launch(
-        server_name=args.host, server_port=args.port, share=args.share or None, prevent_thread_lock=True, css=CSS
+        server_name=args.host,
+        server_port=args.port,
+        share=args.share or None,
+        prevent_thread_lock=True,
+        css=CSS,
+        **launch_settings(),
     )
     if demo.share_url is None and (args.share or os.environ.get("GRADIO_SHARE", "").lower() == "true"):
         print(

@@ -83,9 +83,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(demo) -> Iterator[str]:
-    """Launch ``demo`` in this process on a free port; yield its URL; always close it."""
-    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+def serving(demo, **settings) -> Iterator[str]:
+    """Launch ``demo`` in this process on a free port with ``settings`` (launch arguments); yield its URL; close it."""
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True, **settings)
     try:
         yield demo.local_url
     finally:

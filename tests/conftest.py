@@ -21,6 +21,7 @@ from app_fixtures import build_model, build_tokenizer, import_app, serving, writ
 from gradio_client import Client
 from tiny import tiny_model
 
+from transformer.explorer import link_store
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -169,6 +170,14 @@ def copy_model_dir(tmp_path):
     return copy
 
 
+@pytest.fixture(scope="session", autouse=True)
+def hermetic_links(tmp_path_factory):
+    """Links the page shares (fuzzed events included) go to a temporary folder, not the machine's temp folder."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(link_store, "LINK_DIR", tmp_path_factory.mktemp("links"))
+        yield
+
+
 @pytest.fixture(scope="module")
 def tokenizer():
     return build_tokenizer()
@@ -187,8 +196,8 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def url(app):
-    """The app served in this process on a free port, closed after the module."""
-    with serving(app.demo) as served:
+    """The app served in this process on a free port as ``app.main`` serves it (its limits), closed after the module."""
+    with serving(app.demo, **app.launch_settings()) as served:
         yield served
 
 

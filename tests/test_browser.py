@@ -3,6 +3,7 @@
 Set UPDATE_SCREENSHOT=1 to also refresh assets/screenshot.png from the bundled model.
 """
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,8 @@ from urllib.parse import parse_qs, quote, urlparse
 import httpx
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
+
+from transformer.explorer import link_store
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -90,19 +93,24 @@ def test_query_string_restores_its_sentence_layer_and_head(page, url):
     assert page.locator("#sentence textarea").input_value() == text
 
 
-def test_copied_link_reproduces_the_view(page, url):
-    text = "the movie is n't funny"
+@pytest.mark.parametrize("words", [1, 400], ids=["in the address", "too long for the address"])
+def test_copied_link_reproduces_the_view(page, url, tmp_path, monkeypatch, words):
+    monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)  # the server runs in this process
+    text = " ".join(["the movie is n't funny"] * words)
     page.goto(url)
     submit(page, text)
     wait_for_heatmap_with(page, "funny")
+    page.get_by_label("mean of heads").check()
+    wait_for_heatmap_with(page, "Layer 1, mean of all heads", "funny")
     # The address is rewritten once the page-load steps finish; on busy cores that can trail the heatmap.
-    page.wait_for_function("(t) => new URL(location.href).searchParams.get('text') === t", arg=text)
+    page.wait_for_function("() => new URL(location.href).searchParams.get('head') === 'mean'")
     page.get_by_role("button", name="Copy link to this view").click()
-    page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('deep_link=')")
+    page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('link=')")
     link = page.evaluate("() => navigator.clipboard.readText()")
-    assert parse_qs(urlparse(link).query)["text"] == [text]
+    (kept,) = tmp_path.iterdir()
+    assert json.loads(kept.read_text())["text"] == text and kept.stat().st_size < 2 * len(text) + 200  # inputs only
     page.goto(link)
-    wait_for_heatmap_with(page, "funny", "Layer 1, head 1")
+    wait_for_heatmap_with(page, "funny", "Layer 1, mean of all heads")
     assert page.locator("#sentence textarea").input_value() == text
 
 

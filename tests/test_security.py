@@ -21,7 +21,6 @@ from pathlib import Path
 from urllib.parse import quote
 
 import gradio as gr
-import httpx
 import huggingface_hub
 import pytest
 import torch
@@ -32,7 +31,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
-from transformer.explorer import runner
+from transformer.explorer import link_store, runner
 from transformer.loading import ModelLoadError, load_model
 
 PICKLE_NAMES = ["pytorch_model.bin", "model.bin", "pytorch_model.pt", "model.pkl", "model.ckpt", "training_args.bin"]
@@ -251,24 +250,6 @@ def test_unknown_address_keys_change_nothing(app, extra):
     assert app.restore_controls(noisy[5], gr.Request(query_params={**known, **extra})) == controls
 
 
-def test_a_deep_link_stores_only_what_the_page_shows_and_sends(app, url, caller):
-    """The session a deep link saves: the inputs the page sent and the views drawn from them, nothing else."""
-    for index, fn in app.demo.fns.items():
-        if any(trigger == "load" for _, trigger in fn.targets):
-            assert caller.call(index, [block.value for block in fn.inputs], params={"text": NORMAL_TEXT}).success
-    link = httpx.get(f"{url}gradio_api/deep_link", params={"session_hash": caller.session_hash}, trust_env=False)
-    folder = Path(app.demo.server_app.uploaded_file_dir) / "deep_links" / link.json()
-    stored = json.loads((folder / "state.json").read_text())
-    config = app.demo.get_config_file()
-    defaults = {component["id"]: component.get("props", {}).get("value") for component in config["components"]}
-    written = {block._id for fn in app.demo.fns.values() for block in [*fn.inputs, *fn.outputs]}
-    changed = {c["id"] for c in stored if c.get("props", {}).get("value") != defaults.get(c["id"])}
-    assert changed and changed <= written
-    states = {block._id for block in app.demo.blocks.values() if isinstance(block, gr.State)}
-    assert all(c.get("props", {}).get("value") is None for c in stored if c["id"] in states)  # no analysis kept
-    assert str(ROOT) not in json.dumps([c for c in stored if c["id"] in changed])
-
-
 SELECTORS = (gr.Radio, gr.Dropdown, gr.CheckboxGroup)
 
 
@@ -375,23 +356,16 @@ def test_markup_in_a_shared_address_stays_text_in_every_view(page, url, view, te
 
 
 @pytest.mark.browser
-def test_a_crafted_deep_link_puts_no_markup_on_the_page(app, url, page):
-    """An attacker's session sends markup for every selector (gradio stores each, then rejects it) and shares it."""
-    attacker, poisoned_ids = QueueCaller(url), set()
-    try:
-        for index, fn in app.demo.fns.items():
-            for position, block in enumerate(fn.inputs if fn.fn is not None and fn.queue else []):
-                if isinstance(block, SELECTORS) and block._id not in poisoned_ids:
-                    attacker.call(index, poisoned(fn, position))
-                    poisoned_ids.add(block._id)
-        link = httpx.get(f"{url}gradio_api/deep_link", params={"session_hash": attacker.session_hash}, trust_env=False)
-    finally:
-        attacker.close()
-    assert len(poisoned_ids) >= 3  # layer, head, dimensions at least
-    page.goto(f"{url}?deep_link={link.json()}")
+def test_a_crafted_link_puts_no_markup_on_the_page(app, url, page, tmp_path, monkeypatch):
+    """A link whose every kept input is markup (as a crafted call to the share event could keep): it shows as text."""
+    monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
+    crafted = {name: f"{EVIL} <b class=pwned>x</b>" for name in app.URL_PARAMS}
+    key = link_store.save_link(crafted | {"text": SHARED_TEXT})
+    page.goto(f"{url}?link={key}")
     page.wait_for_function(
         "() => document.querySelector('#attention-heatmap svg.main-svg') "
         "|| document.querySelector('[data-testid=toast-body]')"
     )
     page.wait_for_timeout(500)
+    assert page.locator("#sentence textarea").input_value() == SHARED_TEXT
     assert page.evaluate(INJECTED_JS) == CLEAN

@@ -7,9 +7,10 @@ folders the oldest go: Gradio copies a returned file into its own cache straight
 
 import hashlib
 import os
-import shutil
 import tempfile
 from pathlib import Path
+
+from .pruning import prune_oldest
 
 EXPORT_DIR = Path(tempfile.gettempdir()) / "attention-explorer-exports"
 KEEP = 64
@@ -24,17 +25,5 @@ def write_export(name: str, content: str, directory: Path = EXPORT_DIR) -> Path:
         with tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=folder, delete=False) as partial:
             partial.write(content)
         os.replace(partial.name, path)  # a concurrent reader never sees half a file
-        _prune(directory)
+        prune_oldest(directory, KEEP)
     return path
-
-
-def _prune(directory: Path) -> None:
-    """Remove all but the ``KEEP`` newest export folders (another request may be pruning too)."""
-    folders = []
-    for entry in directory.iterdir():
-        try:
-            folders.append((entry.stat().st_mtime, entry))
-        except OSError:  # already removed
-            continue
-    for _, stale in sorted(folders)[:-KEEP]:
-        shutil.rmtree(stale, ignore_errors=True)

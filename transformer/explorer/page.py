@@ -8,7 +8,8 @@
   them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
 - ``restore_view`` and ``restore_controls`` (page load) read the address (``?text=...&layer=2&view=knockout
   &heads_off=L1 H2``...); ``sync_url_js`` rewrites it after each view to hold the text, the view and that
-  view's controls, so a copied address or the deep-link button reproduces the view.
+  view's controls, so a copied address reproduces the view. ``share_link`` keeps the same inputs in
+  ``link_store`` for the "Copy link" button (texts too long for an address travel that way: ``?link=<key>``).
 """
 
 from __future__ import annotations
@@ -18,14 +19,15 @@ import json
 import gradio as gr
 import plotly.graph_objects as go
 
-from . import analysis, page_address, runner
+from . import analysis, link_store, page_address, runner
 from .analysis import Analysis, EmptyInputError, InputError
 from .colour import LEAVE_OUT, SCALES
 from .inputs import MEAN_HEAD
 from .registry import Reading, read_text
 from .views import VIEWS, all_heads, attention, positional_encoding
 
-MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by deep link
+MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
+LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``
 # The page address: parameters kept for every view, then each view's own (its controls).
 GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]
 VIEW_PARAMS = {view.id: list(view.params) for view in VIEWS if view.params}
@@ -47,6 +49,7 @@ def sync_url_js(address_read: bool = False) -> str:
     const view = values[names.indexOf("view")];
     const url = new URL(window.location.href);
     url.searchParams.delete("deep_link");
+    url.searchParams.delete("{LINK_PARAM}");
     names.forEach((name, i) => {{
         const value = Array.isArray(values[i]) ? values[i].join(",") : String(values[i] ?? "");
         const kept = {json.dumps(GLOBAL_PARAMS)}.includes(name) || (own[view] || []).includes(name);
@@ -99,6 +102,47 @@ def show_text(
     )
 
 
+def share_link(*values) -> str:
+    """The "Copy link" button: keep the view's inputs (``URL_PARAMS`` order, as the address has them); its key.
+
+    What is kept is what ``sync_url_js`` writes into the address, without its length limit: the text, the
+    view and that view's controls, as strings. Nothing the page computed is kept.
+    """
+    named = dict(zip(URL_PARAMS, values, strict=True))
+    kept = GLOBAL_PARAMS + VIEW_PARAMS.get(_address_value(named["view"]), [])
+    params = {name: _address_value(value) for name, value in named.items() if name in kept}
+    try:
+        return link_store.save_link({name: value for name, value in params.items() if value.strip()})
+    except InputError as error:
+        raise runner.user_error(error, "Cannot share this view") from None
+
+
+def _address_value(value) -> str:
+    """A control's value as the address writes it: lists joined by commas, nothing as ""."""
+    if isinstance(value, list):
+        return ",".join(map(str, value))
+    return "" if value is None else str(value)
+
+
+def copy_link_js() -> str:
+    """JavaScript that copies the page address with ``share_link``'s key added (``?link=<key>``)."""
+    return f"""
+(key) => {{
+    const url = new URL(window.location.href);
+    url.searchParams.delete("deep_link");
+    url.searchParams.set("{LINK_PARAM}", key);
+    navigator.clipboard.writeText(url.toString());
+}}
+"""
+
+
+def address(request: gr.Request | None) -> dict[str, str]:
+    """The page address's parameters; a ``?link=`` adds the inputs it keeps (what the address says wins)."""
+    params = dict(request.query_params) if request is not None else {}
+    kept = link_store.load_link(params.pop(LINK_PARAM, None)) or {}
+    return kept | params
+
+
 def predict(text: str) -> dict:
     """Classify a text.
 
@@ -138,14 +182,14 @@ def restore_view(
 ) -> tuple:
     """Page load: take text, layer, head and the colour scale from the address, then draw the main views.
 
-    The page's own values run here unchecked by Gradio (the load event does not preprocess): a deep link
-    (``?deep_link=``) fills the page with whatever its maker's session sent, so a page value is used only
-    when it is one of its control's choices, else the control's default; never echoed in an error.
+    The page's own values run here unchecked by Gradio (the load event does not preprocess), so a page value
+    is used only when it is one of its control's choices, else the control's default; never echoed in an
+    error. The address's values (and a ``?link=``'s) are checked the same way.
 
     Returns:
         (text, layer, head, scale, leave_out, *the outputs of ``show_text``).
     """
-    params = dict(request.query_params) if request is not None else {}
+    params = address(request)
     model = runner.get_model()[0].model
     layers, heads = list(range(1, model.num_layers + 1)), [MEAN_HEAD, *map(str, range(1, model.num_heads + 1))]
     leave_out_values = [value for _, value in LEAVE_OUT]
@@ -165,7 +209,7 @@ def restore_controls(result: Analysis | None, request: gr.Request | None) -> dic
     Returns:
         {URL parameter: value} for each parameter present and allowed; the others keep what the page has.
     """
-    params = dict(request.query_params) if request is not None else {}
+    params = address(request)
     reading = Reading(runner.get_model()[0].model, len(result.tokens) if result is not None else 0)
     readers = {"view": lambda value, _: page_address.choice(value, [view.id for view in VIEWS])}
     readers |= {name: read for view in VIEWS for name, read in view.params.items()}

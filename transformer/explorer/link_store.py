@@ -1,0 +1,68 @@
+"""Shared links: a view's inputs (text, view, controls) kept on disk under a short key, nothing computed.
+
+A link is one small JSON file named after its content's hash, so the same inputs make the same link and
+cost nothing more. An entry holds only strings and is at most ``MAX_LINK_BYTES``; past ``MAX_LINKS``
+entries the oldest go, so the store never holds more than ``MAX_LINKS * MAX_LINK_BYTES`` bytes (64 MiB).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import os
+import re
+import tempfile
+import threading
+from pathlib import Path
+
+from .analysis import InputError
+from .pruning import prune_oldest
+
+LINK_DIR = Path(tempfile.gettempdir()) / "attention-explorer-links"
+MAX_LINKS = 1024
+MAX_LINK_BYTES = 64 * 1024  # three texts of 10,000 characters fit, in most scripts
+KEY = re.compile(r"[A-Za-z0-9_-]{16}")
+_writing = threading.Lock()
+
+
+def save_link(params: dict[str, str], directory: Path | None = None) -> str:
+    """Keep ``params`` (address parameter -> value, all strings) in ``directory`` (``LINK_DIR``); return its key.
+
+    Raises:
+        InputError: a value that is not a string, or inputs over ``MAX_LINK_BYTES`` in all.
+    """
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
+        raise InputError("A link holds text only.")
+    content = json.dumps(params, ensure_ascii=False, sort_keys=True).encode()
+    if len(content) > MAX_LINK_BYTES:
+        raise InputError(
+            f"This view's texts take {len(content):,} bytes; a link holds at most {MAX_LINK_BYTES:,}. "
+            "Shorten them to share the view."
+        )
+    directory = directory or LINK_DIR
+    key = base64.urlsafe_b64encode(hashlib.blake2b(content, digest_size=12).digest()).decode()
+    with _writing:
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"{key}.json"
+        if path.exists():
+            path.touch()  # shared again: the newest, last to be pruned
+        else:
+            with tempfile.NamedTemporaryFile("wb", dir=directory, suffix=".part", delete=False) as partial:
+                partial.write(content)
+            os.replace(partial.name, path)  # a concurrent reader never sees half a file
+        prune_oldest(directory, MAX_LINKS)
+    return key
+
+
+def load_link(key: object, directory: Path | None = None) -> dict[str, str] | None:
+    """The inputs kept under ``key`` (in ``LINK_DIR``), or None for a key that is malformed, unknown or pruned."""
+    if not isinstance(key, str) or not KEY.fullmatch(key):
+        return None
+    try:
+        params = json.loads(((directory or LINK_DIR) / f"{key}.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(params, dict) or not all(isinstance(v, str) for v in params.values()):
+        return None
+    return params

@@ -1,0 +1,56 @@
+"""What the server keeps per visitor, and for how long: each session is released when its page closes, or
+after ``IDLE_SECONDS`` without a request.
+
+Gradio keeps every session (its ``gr.State`` values and the last value of every component it sent) until
+``state_session_capacity`` sessions exist; a closed page only marks its ``gr.State`` values to go an hour
+later. Here a closed page (``demo.unload``, run when its heartbeat connection ends) and an idle session
+(swept every ``SWEEP_SECONDS``) are dropped whole, so memory follows the sessions that are open.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+
+import gradio as gr
+
+IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyse again)
+SWEEP_SECONDS = 5  # how often idle sessions are looked for
+# Sessions held at once, the oldest dropped first. The worst case (every tab open on a 256-token sentence,
+# measured in README "Performance and reliability") times this fits in half of a 16 GB CPU Space.
+SESSION_CAPACITY = 1000
+
+
+def drop_session(holder, session_hash: str) -> bool:
+    """Forget everything Gradio keeps for ``session_hash`` in the ``StateHolder``; True if it was there."""
+    with holder.lock:
+        session = holder.session_data.pop(session_hash, None)
+        holder.time_last_used.pop(session_hash, None)
+    if session is None:
+        return False
+    for state, value, _ in list(session.state_components):
+        state.delete_callback(value)
+    return True
+
+
+def drop_idle(holder, idle_seconds: float) -> int:
+    """Drop every session with no request for ``idle_seconds``; returns how many went."""
+    cutoff = datetime.datetime.now() - datetime.timedelta(seconds=idle_seconds)
+    idle = [key for key, used in list(holder.time_last_used.items()) if used < cutoff]
+    return sum(drop_session(holder, key) for key in idle)
+
+
+def release_on_unload(demo: gr.Blocks) -> None:
+    """Inside ``demo``: when a page closes (Gradio's ``unload``), drop its session at once."""
+
+    def release(request: gr.Request) -> None:
+        drop_session(demo.state_holder, request.session_hash)
+
+    demo.unload(release)
+
+
+async def sweep_idle(holder) -> None:
+    """Forever: every ``SWEEP_SECONDS``, drop the sessions idle for ``IDLE_SECONDS`` (read each time)."""
+    while True:
+        await asyncio.sleep(SWEEP_SECONDS)
+        drop_idle(holder, IDLE_SECONDS)
