@@ -49,10 +49,11 @@ if "OMP_NUM_THREADS" not in os.environ:
     # in parallel through the queue instead.
     torch.set_num_threads(1)
 
-EXAMPLES = [
-    "The film was a quiet, funny and completely charming surprise.",
+EXAMPLES = [  # each predicted correctly by the bundled model, each with something to look at
+    "The plot is thin, but the cast is great.",
     "I did not like this movie at all, and the ending was not good either.",
-    "Not bad at all: the plot is thin, but the cast is great and the music is great.",
+    "I was skeptical at first, but this blender is fantastic.",
+    "The hotel was not as clean as the photos suggested.",
     "A dull, lifeless remake that wastes a wonderful cast.",
 ]
 CSS = (

@@ -21,18 +21,18 @@ from transformer.training.scoring import accuracy, predict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(os.environ.get("SENTIMENT_DATA_DIR", REPO_ROOT.parent / "shared" / "data"))
-MAX_BYTES = 10 * 1024 * 1024
+MAX_BYTES = 25 * 1000 * 1000  # the size limit the project set for assets/model
 # Floors against shipping a broken model, one per selection set: each is the shipped model's accuracy in
 # assets/model/metrics.json minus a margin of about two points. The README reports the figures themselves.
 DEV_FLOORS = {
-    "sst2": 0.0,  # FLOOR: set from the shipped metrics
-    "yelp": 0.0,  # FLOOR: set from the shipped metrics
-    "pros_cons": 0.0,  # FLOOR: set from the shipped metrics
-    "tweets": 0.0,  # FLOOR: set from the shipped metrics
-    "imdb": 0.0,  # FLOOR: set from the shipped metrics
-    "ood": 0.72,  # FLOOR: set from the shipped metrics (0.72 held for the previous model, which scored 0.793)
+    "sst2": 0.80,  # shipped 0.820
+    "yelp": 0.945,  # shipped 0.966
+    "pros_cons": 0.905,  # shipped 0.9275
+    "tweets": 0.77,  # shipped 0.791
+    "imdb": 0.865,  # shipped 0.889
+    "ood": 0.88,  # shipped 0.909; the SST-2-only model scored 0.793
 }
-EVERYDAY_FLOOR = 0.0  # FLOOR: set from the shipped metrics (benchmarks/everyday_sentences.tsv)
+EVERYDAY_FLOOR = 0.75  # benchmarks/everyday_sentences.tsv: shipped 0.788; the SST-2-only model scored 0.717
 SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon"]
 # Words of product and restaurant reviews that the tokenizer should keep whole, now that it learns from them.
 ONE_TOKEN_WORDS = ["phone", "battery", "staff", "delicious", "comfortable", "recommend", "refund", "waiter"]
