@@ -111,12 +111,13 @@ def build_demo() -> gr.Blocks:
             result=gr.State(),
             scale=scale,
             leave_out=leave_out,
-            layer=gr.Radio(layer_choices(model), value=1, label="Layer", render=False),
+            layer=gr.Radio(layer_choices(model), value=1, label="Layer", render=False, elem_id="layer"),
             head=gr.Radio(
                 [(str(h), str(h)) for h in range(1, model.num_heads + 1)] + [("mean of heads", MEAN_HEAD)],
                 value="1",
                 label="Head",
                 render=False,
+                elem_id="head",
             ),
             dims=positional_encoding.dims_control(model),
         )
@@ -233,9 +234,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, help="port to listen on (default 7860, or GRADIO_SERVER_PORT)")
     parser.add_argument("--share", action="store_true", help="also ask Gradio for a temporary public link")
     args = parser.parse_args(argv)
-    demo.launch(
-        server_name=args.host, server_port=args.port, share=args.share or None, prevent_thread_lock=True, css=CSS
-    )
+    where = dict(server_name=args.host, server_port=args.port, share=args.share or None)
+    demo.launch(**where, prevent_thread_lock=True, css=CSS, mcp_server=True)  # MCP tools: /gradio_api/mcp/
     if demo.share_url is None and (args.share or os.environ.get("GRADIO_SHARE", "").lower() == "true"):
         print(
             "No public link: Gradio could not reach its share server (offline, or blocked by a firewall). "

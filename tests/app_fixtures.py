@@ -17,6 +17,9 @@ from pathlib import Path
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 ROOT = Path(__file__).resolve().parents[1]
+# The app under test never reads the shared data folder (the head atlas computes from it on first use):
+# tests that need a corpus write a tiny one and point here.
+os.environ["SENTIMENT_DATA_DIR"] = str(ROOT / "tests" / "no-data-folder")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # `transformer` and `app` import however pytest was started
 
@@ -83,9 +86,9 @@ def free_port() -> int:
 
 
 @contextlib.contextmanager
-def serving(demo) -> Iterator[str]:
-    """Launch ``demo`` in this process on a free port; yield its URL; always close it."""
-    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True)
+def serving(demo, **launch) -> Iterator[str]:
+    """Launch ``demo`` in this process on a free port (more ``launch`` settings allowed); yield its URL; always close it."""
+    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True, **launch)
     try:
         yield demo.local_url
     finally:
