@@ -87,7 +87,7 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(demo, **launch) -> Iterator[str]:
-    """Launch ``demo`` in this process on a free port (more ``launch`` settings allowed); yield its URL; always close it."""
+    """Launch ``demo`` in this process on a free port (plus any ``launch`` settings); yield its URL; always close it."""
     demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True, **launch)
     try:
         yield demo.local_url

@@ -103,15 +103,16 @@ def picked_text(event: gr.SelectData) -> str:
 
 def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100) -> dict:
     """The bundled dev sets' sentences the explorer's model gets wrong, most confident first.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Returns {"sets": {set: {"rows", "wrong"}}, "matching": how many match, "errors": [{"set", "text", "label"
+    (true), "predicted", "confidence" (the predicted class's probability)}, ...]}.
 
     Args:
         set: "all" or one dev set ("sst2", "yelp", "pros_cons", "tweets").
         label: "all" or a true label ("negative", "positive").
         search: only sentences that contain this text (case-insensitive).
         limit: at most this many errors (1 to 5000).
-
-    Returns {"sets": {set: {"rows", "wrong"}}, "matching": how many match, "errors": [{"set", "text", "label"
-    (true), "predicted", "confidence" (the predicted class's probability)}, ...]}.
     """
     data = model_errors()
     if data is None:

@@ -174,7 +174,7 @@ def picked_head(event: gr.SelectData) -> str:
 
 def head_atlas() -> dict:
     """The head atlas of the explorer's model, over its reference corpus (SST-2 dev and a fixed sample of the
-    other dev sets). Layers and heads count from 1.
+    other dev sets). Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"model_sha256", "num_layers", "num_heads", "sentences", "sets", "behaviours", "role_rule",
     "base_accuracy", "heads": [{"layer", "head", "role", "self", "previous", "next", "first", "last",
