@@ -55,7 +55,7 @@ evaluate: install
 
 ## make artifacts: head_atlas.json and errors.json next to the bundled model (run after make train)
 artifacts: install
-	$(BIN)/python -m transformer.explorer.artifacts --model assets/model --data-dir $(DATA_DIR)
+	$(BIN)/python -m transformer.artifacts --model assets/model --data-dir $(DATA_DIR)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

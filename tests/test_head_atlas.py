@@ -8,6 +8,7 @@ import pytest
 import torch
 from tiny import tiny_model
 
+from transformer.artifacts import main as write_artifacts
 from transformer.explain import atlas
 from transformer.explain.knockout import head_importance
 from transformer.explorer import analysis, artifacts, corpus
@@ -140,7 +141,7 @@ def test_the_error_list_is_exactly_the_misclassified_rows(tiny_model_dir, data_d
 
 
 def test_the_command_writes_both_files_and_a_new_model_hash_invalidates_them(tiny_model_dir, data_dir, capsys):
-    artifacts.main(["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--sentences", "10"])
+    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--sentences", "10"])
     sha = artifacts.model_hash(tiny_model_dir)
     atlas_data = artifacts.read_artifact(tiny_model_dir, artifacts.ATLAS_FILE, sha)
     assert atlas_data["sentences"] == 10 and len(atlas_data["heads"]) == 4  # 2 layers x 2 heads
@@ -159,7 +160,7 @@ def test_the_command_writes_both_files_and_a_new_model_hash_invalidates_them(tin
 
 def test_the_command_says_when_the_data_is_missing(tiny_model_dir, tmp_path):
     with pytest.raises(SystemExit, match="the data folder lacks"):
-        artifacts.main(["--model", str(tiny_model_dir), "--data-dir", str(tmp_path)])
+        write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(tmp_path)])
 
 
 def test_the_atlas_table_and_figure(tiny_model_dir, data_dir):

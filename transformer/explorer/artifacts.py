@@ -5,18 +5,15 @@ corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentence
 most confident first (at most 1 MB). Each carries the sha256 of ``model.safetensors``: a file made for
 other weights is ignored, so the atlas is recomputed when the model changes. Layers and heads count from 1.
 
-Write both for a model folder (the data folder is only needed here, never by the Space)::
-
-    python -m transformer.explorer.artifacts --model assets/model --data-dir ../shared/data
+``python -m transformer.artifacts`` writes both for a model folder (the data folder is needed there only,
+never by the Space).
 """
 
 from __future__ import annotations
 
-import argparse
 import functools
 import hashlib
 import json
-import sys
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -26,8 +23,6 @@ import torch
 from tqdm import tqdm
 
 from ..explain import atlas
-from ..loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
-from . import corpus
 from .corpus import Row
 from .inputs import numbered_heads
 
@@ -167,35 +162,3 @@ def write_artifact(folder: Path, name: str, data: dict) -> Path:
     path = folder / name
     path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
     return path
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Write head_atlas.json and errors.json next to the model; print what was written and how long it took."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
-    parser.add_argument("--data-dir", type=Path, default=corpus.data_dir(), help="data folder with the dev sets")
-    parser.add_argument("--sentences", type=int, default=corpus.REFERENCE_SIZE, help="reference corpus size")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
-    args = parser.parse_args(argv)
-    torch.set_num_threads(args.threads)
-    try:
-        loaded = load_model(args.model, device="cpu")
-        sets = corpus.dev_sets(args.data_dir)
-    except (ModelLoadError, FileNotFoundError) as error:
-        sys.exit(f"error: {error}")
-    sha = model_hash(args.model)
-    start = time.perf_counter()
-    rows = corpus.reference_corpus(sets, args.sentences)
-    data = build_atlas(loaded.model, loaded.tokenizer, rows, sha, args.batch_size)
-    path = write_artifact(args.model, ATLAS_FILE, data)
-    print(f"{path}: {data['sentences']} sentences, {time.perf_counter() - start:.1f} s")
-    start = time.perf_counter()
-    errors = build_errors(loaded.model, loaded.tokenizer, sets, sha)
-    path = write_artifact(args.model, ERRORS_FILE, errors)
-    shown = f"{len(errors['errors'])} errors" + (f" ({errors['left_out']} left out)" if errors["left_out"] else "")
-    print(f"{path}: {shown}, {path.stat().st_size / 1000:.0f} KB, {time.perf_counter() - start:.1f} s")
-
-
-if __name__ == "__main__":
-    main()

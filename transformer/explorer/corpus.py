@@ -1,6 +1,6 @@
 """The dev sets and the atlas's reference corpus, read from the data folder (``../shared/data`` by default).
 
-The Space never has this folder: only the artifacts command (``explorer.artifacts``) and the atlas's
+The Space never has this folder: only the artifacts command (``python -m transformer.artifacts``) and the atlas's
 first-use computation read it, and both say so when it is missing.
 """
 

@@ -72,7 +72,7 @@ def errors_summary(data: dict | None, matching: int | None = None) -> str:
     """How many errors each set has, how many match the filters, or why there is no list."""
     if data is None:
         return (
-            "<p>No error list ships with this model. Make one with <code>python -m transformer.explorer.artifacts "
+            "<p>No error list ships with this model. Make one with <code>python -m transformer.artifacts "
             "--model MODEL_FOLDER --data-dir DATA_FOLDER</code>; it writes <code>errors.json</code> next to the "
             "model.</p>"
         )
@@ -106,7 +106,8 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"sets": {set: {"rows", "wrong"}}, "matching": how many match, "errors": [{"set", "text", "label"
-    (true), "predicted", "confidence" (the predicted class's probability)}, ...]}.
+    (true), "predicted", "confidence" (the predicted class's probability)}, ...]}; without a list, no errors and
+    a "note" that says so.
 
     Args:
         set: "all" or one dev set ("sst2", "yelp", "pros_cons", "tweets").
@@ -116,9 +117,9 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
     """
     data = model_errors()
     if data is None:
-        raise gr.Error("No error list ships with this model (errors.json).", print_exception=False)
+        return {"sets": {}, "matching": 0, "errors": [], "note": "No error list ships with this model (errors.json)."}
     with runner.clear_errors("Cannot filter the errors"):
-        limit = whole_number(limit, "limit", 1, 5000)
+        limit = whole_number(limit, "Limit", 1, 5000)
         picked = filter_errors(data["errors"], *check_filters(data, set, label, search))
     return {"sets": data["sets"], "matching": len(picked), "errors": picked[:limit]}
 
@@ -127,9 +128,19 @@ def layout(page: Page) -> Drawing:
     gr.Markdown("The dev-set sentences the model gets wrong, the most confident mistakes first.")
     data = model_errors()
     with gr.Row():
-        set_name = gr.Dropdown([ALL, *(data["sets"] if data else [])], value=ALL, label="Set", elem_id="errors-set")
+        set_name = gr.Dropdown(
+            [ALL, *(data["sets"] if data else [])],
+            value=ALL,
+            label="Set",
+            allow_custom_value=True,
+            elem_id="errors-set",
+        )
         label = gr.Dropdown(
-            [ALL, *(data["label_names"] if data else [])], value=ALL, label="True label", elem_id="errors-label"
+            [ALL, *(data["label_names"] if data else [])],
+            value=ALL,
+            label="True label",
+            allow_custom_value=True,  # checked by check_filters, which never echoes a deep link's markup
+            elem_id="errors-label",
         )
         search = gr.Textbox(label="Text contains", placeholder="press Enter to search", elem_id="errors-search")
     summary = gr.HTML(elem_id="errors-summary")

@@ -22,7 +22,7 @@ from .. import artifacts, corpus, runner
 from ..figures import TEMPLATE, escape
 from ..registry import Drawing, Page, View
 
-COMMAND = "python -m transformer.explorer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
+COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
 COLUMNS = [
     "head",
     "role",
@@ -179,9 +179,13 @@ def head_atlas() -> dict:
     Returns {"model_sha256", "num_layers", "num_heads", "sentences", "sets", "behaviours", "role_rule",
     "base_accuracy", "heads": [{"layer", "head", "role", "self", "previous", "next", "first", "last",
     "punctuation" (mean attention weights), "entropy_mean", "entropy_std", "entropy_share", "accuracy_drop",
-    "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}.
+    "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}; without an
+    atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
     """
-    return current_atlas() or compute_atlas()
+    atlas = current_atlas()
+    if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
+        atlas = compute_atlas()
+    return atlas or {"heads": [], "note": f"No head atlas for this model yet. Make it with: {COMMAND}"}
 
 
 def layout(page: Page) -> Drawing:
