@@ -188,3 +188,22 @@ def test_the_error_filters():
     with pytest.raises(analysis.InputError, match="Choose a set from all, sst2, yelp"):
         errors_view.check_filters(data, "<b>imdb</b>", "all", "")
     assert "&lt;b&gt;" in errors_view.errors_summary({"sets": {"<b>x": {"rows": 1, "wrong": 1}}, "left_out": 0})
+
+
+def test_first_use_computes_the_atlas_keeps_it_next_to_the_model_and_reads_it_back(app, data_dir, monkeypatch):
+    folder = app.get_model()[0].folder
+    (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
+    for cached in (atlas_view.model_identity, atlas_view._stored):
+        cached.cache_clear()
+    monkeypatch.setattr(atlas_view, "_computed", {})
+    assert atlas_view.head_atlas()["note"].startswith("No head atlas for this model yet")  # no data folder here
+    assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] is None
+
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    computed = atlas_view.head_atlas()
+    assert computed["sentences"] == 19 and computed["model_sha256"] == artifacts.model_hash(folder)
+    monkeypatch.setattr(atlas_view, "_computed", {})  # a new process: read from the file
+    atlas_view._stored.cache_clear()
+    assert atlas_view.current_atlas() == json.loads((folder / artifacts.ATLAS_FILE).read_text(encoding="utf-8"))
+    summary, figure, rows, _ = atlas_view.show_atlas()
+    assert "Over 19 sentences" in summary and len(figure.data) == len(rows) == 4
