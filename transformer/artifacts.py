@@ -25,9 +25,19 @@ def main(argv: list[str] | None = None) -> None:
     """Write head_atlas.json and errors.json next to the model; print what was written and how long it took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("::")[-1].strip())
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
-    parser.add_argument("--data-dir", type=Path, default=corpus.data_dir(), help="data folder with the dev sets")
-    parser.add_argument("--sentences", type=int, default=corpus.REFERENCE_SIZE, help="reference corpus size")
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=corpus.data_dir(),
+        help="data folder with the dev sets (default: $SENTIMENT_DATA_DIR, else ../shared/data)",
+    )
+    parser.add_argument(
+        "--sentences",
+        type=int,
+        default=corpus.REFERENCE_SIZE,
+        help="reference corpus size (default 2000: SST-2 dev, then a fixed sample)",
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass (default 64)")
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
