@@ -7,7 +7,7 @@ DATA_DIR ?= ../shared/data
 
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install test lint format run bench load soak train evaluate clean
+.PHONY: install test lint format run bench load soak train evaluate artifacts clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -49,6 +49,7 @@ soak: install
 ## make train: retrain the bundled checkpoint from the data folder (README: "The model")
 train: install
 	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
+	$(MAKE) artifacts
 
 ## make evaluate: the bundled model on every dev and test file, and the hand-written sets
 evaluate: install
@@ -56,6 +57,10 @@ evaluate: install
 		$(DATA_DIR)/sst2/sent_test.tsv $(DATA_DIR)/yelp/dev.tsv.gz $(DATA_DIR)/pros_cons/dev.tsv.gz \
 		$(DATA_DIR)/tweets/dev.tsv.gz $(DATA_DIR)/imdb/test.tsv.gz $(DATA_DIR)/multi_domain/test.tsv.gz \
 		benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
+
+## make artifacts: head_atlas.json and errors.json next to the bundled model (run after make train)
+artifacts: install
+	$(BIN)/python -m transformer.artifacts --model assets/model --data-dir $(DATA_DIR)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

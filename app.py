@@ -117,12 +117,13 @@ def build_demo() -> gr.Blocks:
             result=gr.State(),
             scale=scale,
             leave_out=leave_out,
-            layer=gr.Radio(layer_choices(model), value=1, label="Layer", render=False),
+            layer=gr.Radio(layer_choices(model), value=1, label="Layer", render=False, elem_id="layer"),
             head=gr.Radio(
                 [(str(h), str(h)) for h in range(1, model.num_heads + 1)] + [("mean of heads", MEAN_HEAD)],
                 value="1",
                 label="Head",
                 render=False,
+                elem_id="head",
             ),
             dims=positional_encoding.dims_control(model),
         )
@@ -249,6 +250,7 @@ def main(argv: list[str] | None = None) -> None:
         share=args.share or None,
         prevent_thread_lock=True,
         css=CSS,
+        mcp_server=True,  # MCP tools at /gradio_api/mcp/
         **launch_settings(),
     )
     if demo.share_url is None and (args.share or os.environ.get("GRADIO_SHARE", "").lower() == "true"):

@@ -1,11 +1,12 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import browser, explain_views, model_forward
+from . import browser, explain_views, head_atlas, model_forward
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
     ("Main handler, figures, payloads and explanation views", explain_views.run),
     ("Browser: click Analyze to heatmap drawn", browser.run),
+    ("Head atlas: compute on the reference corpus, load once written", head_atlas.run),
 ]
 
 

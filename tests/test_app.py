@@ -174,6 +174,8 @@ ENDPOINTS = {
     "/word_order",
     "/compare",
     "/export",
+    "/head_atlas",
+    "/errors",
 }
 
 

@@ -30,6 +30,8 @@ WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE  # "model.safetensors"
 TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
+# Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.artifacts``).
+OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json")
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")
 
 
@@ -48,6 +50,7 @@ class LoadedModel:
         revision: the Hub revision asked for (None for a folder or the default branch).
         device: where the model's parameters live.
         metrics: the parsed metrics.json, or {} when the source has none.
+        folder: the local folder the files were read from (for a Hub repo, its snapshot in the cache).
     """
 
     model: TransformerClassifier
@@ -56,6 +59,7 @@ class LoadedModel:
     revision: str | None
     device: torch.device
     metrics: dict = field(default_factory=dict)
+    folder: Path | None = None
 
 
 def load_model(
@@ -91,7 +95,7 @@ def load_model(
             f"{model.embedding.num_embeddings} rows; the files come from different models"
         )
     metrics = _read_metrics(folder / METRICS_FILE, where)
-    return LoadedModel(model.eval(), tokenizer, str(source), revision, device, metrics)
+    return LoadedModel(model.eval(), tokenizer, str(source), revision, device, metrics, folder)
 
 
 def _default_device() -> torch.device:
@@ -115,7 +119,7 @@ def _download(repo_id: str, revision: str | None) -> Path:
     """Fetch the model files of a Hub repo through the Hub cache; return the snapshot folder."""
     where = f"{repo_id} (revision {revision or 'main'})"
     paths = {}
-    for name in (*REQUIRED_FILES, METRICS_FILE):
+    for name in (*REQUIRED_FILES, *OPTIONAL_FILES):
         try:
             paths[name] = Path(hf_hub_download(repo_id, name, revision=revision))
         except RepositoryNotFoundError:
@@ -126,7 +130,7 @@ def _download(repo_id: str, revision: str | None) -> Path:
         except RevisionNotFoundError:
             raise ModelLoadError(f"{repo_id}: revision {revision!r} does not exist") from None
         except LocalEntryNotFoundError:
-            if name == METRICS_FILE:
+            if name in OPTIONAL_FILES:
                 continue
             if constants.HF_HUB_OFFLINE:
                 raise ModelLoadError(
@@ -135,7 +139,7 @@ def _download(repo_id: str, revision: str | None) -> Path:
                 ) from None
             raise ModelLoadError(f"{where}: cannot reach the Hub to download {name} and it is not cached") from None
         except EntryNotFoundError:
-            if name == METRICS_FILE:
+            if name in OPTIONAL_FILES:
                 continue
             raise ModelLoadError(f"{where}: the repo has no {name}") from None
         except HFValidationError as error:

@@ -61,6 +61,11 @@ def page_numbers(value):
     return dataclasses.replace(value, layer=value.layer + 1, head=value.head + 1)
 
 
+def numbered_heads(num_layers: int, num_heads: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Every head, layer by layer, as ((0-based layer, head) for the model, (layer, head) counted from 1)."""
+    return [((layer, head), (layer + 1, head + 1)) for layer in range(num_layers) for head in range(num_heads)]
+
+
 def head_labels(num_layers: int, num_heads: int) -> list[str]:
     """Every head's name, "L1 H1" ... "L{L} H{H}", layer by layer."""
     return [f"L{layer} H{head}" for layer in range(1, num_layers + 1) for head in range(1, num_heads + 1)]

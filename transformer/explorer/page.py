@@ -145,6 +145,7 @@ def address(request: gr.Request | None) -> dict[str, str]:
 
 def predict(text: str) -> dict:
     """Classify a text.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...]}.
     """

@@ -8,7 +8,9 @@ from . import (
     attention,
     attributions,
     compare,
+    errors,
     export,
+    head_atlas,
     inside_head,
     knockout,
     perturb,
@@ -31,4 +33,6 @@ VIEWS = [
     compare.VIEW,
     export.VIEW,
     token_embeddings.VIEW,
+    head_atlas.VIEW,
+    errors.VIEW,
 ]

@@ -37,6 +37,7 @@ def show_head(
 
 def attention(text: str) -> dict:
     """Every head's attention weights for a text.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens": [...], "offsets": [[start, end], ...], "truncated": bool,
     "attentions": [layer][head][query][key]} (weights rounded to 4 decimals; each query row sums to 1).

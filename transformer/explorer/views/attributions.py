@@ -187,6 +187,7 @@ def show_attributions(result: Analysis | None, target: str, steps: int, baseline
 
 def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline: str = "pad") -> dict:
     """Gradient × input and Integrated Gradients for a target class, and how far four methods agree.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     target: a class name, or "predicted"; steps: Integrated Gradients steps (1-256); baseline: "pad" or "zero".
     Returns {"tokens", "target", "target_label", "gradient_x_input": [token], "integrated_gradients":

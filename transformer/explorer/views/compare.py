@@ -145,6 +145,7 @@ def show_compare(
 
 def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:
     """Two texts through one head (layer and head from 1), with B − A where their tokens line up.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens_a", "tokens_b", "label_names", "comparison": {"probs_a", "probs_b", "attention_a",
     "attention_b", "pairs": [[position in A, position in B], ...], "difference": [pair][pair],

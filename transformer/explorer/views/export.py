@@ -32,6 +32,7 @@ def show_export(result: Analysis | None, layer: int, head: str) -> tuple:
 
 def export(text: str, layer: int = 1, head: str = "1") -> dict:
     """The analysis of a text with every number exact, and one attention matrix as CSV (head "mean" averages).
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"analysis": {"text", "tokens", "token_ids", "offsets", "label_names", "probabilities",
     "attentions": [layer][head][query][key], ...}, "attention_csv": the CSV text, a header of key tokens

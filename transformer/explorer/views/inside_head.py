@@ -117,6 +117,7 @@ def show_inside_head(result: Analysis | None, layer: int, head: int, query, kept
 
 def head_internals(text: str, layer: int = 1, head: int = 1) -> dict:
     """Inside one head (layer and head from 1): raw scores QKᵀ, scaled QKᵀ/√d_k, softmax and entropy.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "scores": {"layer", "head" (from 1, as sent), "d_k", "raw", "scaled", "weights",
     "weights_unscaled": [query][key], "entropy", "entropy_unscaled": [query] (nats), "mean_entropy", ...}}.

@@ -138,6 +138,7 @@ def show_knockout(
 
 def knockout(text: str, heads: list[str] | None = None) -> dict:
     """Classify a text with some heads switched off, named like "L1 H2" (layer 1, head 2).
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "label_names", "heads_off", "probabilities_before" (all heads on), "probabilities"
     (with the knockout), "attentions": [layer][head][query][key] with the knockout}.
@@ -147,6 +148,7 @@ def knockout(text: str, heads: list[str] | None = None) -> dict:
 
 def head_importance(text: str) -> dict:
     """For each head alone, how far the predicted class's probability drops when it is switched off.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "label_names", "importance": {"target", "base_prob", "ablated_prob": [layer][head],
     "drop": [layer][head]}}.

@@ -97,6 +97,7 @@ def show_perturbation(result: Analysis | None, position, mode: str, kept: tuple 
 
 def perturb(text: str, position: int = 0, mode: str = "mask") -> dict:
     """Replace the token at a position (from 0) by [MASK] (mode "mask") or delete it ("remove"), and re-classify.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "tokens_after", "position", "mode", "probabilities_before", "probabilities_after", "change"}.
     """

@@ -88,6 +88,7 @@ def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str
 
 def rollout(text: str) -> dict:
     """Attention rollout (Abnar & Zuidema 2020) after every layer, read for the mean-pooled output.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"text", "tokens", "residual_weight", "rollout": [layer][query][key] (rows sum to 1),
     "pooled": [layer][token]: the pooled output's share of each token, the rollout's column means (sum to 1)}.

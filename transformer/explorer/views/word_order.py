@@ -141,6 +141,7 @@ def show_word_order(result: Analysis | None, order: str, seed: int, reordered: s
 
 def word_order(text: str, reordered: str = "", seed: int = 0) -> dict:
     """Classify a text and a reordering (yours, or its tokens shuffled with the seed), positional encoding on and off.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "reordered_tokens", "seed", "experiment": {"is_permutation", "logits", "probs":
     [order][encoding][class] (order 0 = the text; encoding 0 = on)}, "difference_without_encoding" (0 up to

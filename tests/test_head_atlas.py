@@ -1,0 +1,209 @@
+"""The head atlas and the error list: the numbers on hand-built attention, the corpus knockout against
+``/knockout``'s maths, padding, the hash that ties the files to their model, and the command."""
+
+import gzip
+import json
+
+import pytest
+import torch
+from tiny import tiny_model
+
+from transformer.artifacts import main as write_artifacts
+from transformer.explain import atlas
+from transformer.explain.knockout import head_importance
+from transformer.explorer import analysis, artifacts, corpus
+from transformer.explorer.views import errors as errors_view
+from transformer.explorer.views import head_atlas as atlas_view
+from transformer.loading import load_model
+
+
+class HandBuiltAttention(torch.nn.Module):
+    """Two layers of two heads: head 1 always looks at the previous token (the first token at itself),
+    head 2 looks evenly at every real token. Logits come from the real tiny model."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = tiny_model()
+        self.num_layers, self.num_heads, self.max_len = 2, 2, self.inner.max_len
+        self.label_names = self.inner.label_names
+
+    def forward(self, ids, mask, output_attentions=False, head_mask=None):
+        b, n = ids.shape
+        previous = torch.diag_embed(torch.ones(n - 1), offset=-1)  # (N, N): query i+1 -> key i
+        previous[0, 0] = 1.0
+        uniform = mask[:, None, :].float() / mask.sum(dim=1).view(b, 1, 1)  # (B, 1, N) over real keys
+        heads = torch.stack([previous.expand(b, n, n), uniform.expand(b, n, n)], dim=1)  # (B, H, N, N)
+        logits = self.inner(ids, mask)
+        return (logits, (heads, heads)) if output_attentions else logits
+
+
+def sentences(count: int, seed: int = 0) -> list[list[int]]:
+    generator = torch.Generator().manual_seed(seed)
+    return [torch.randint(3, 50, (int(n),), generator=generator).tolist() for n in torch.randint(1, 20, (count,))]
+
+
+def test_a_previous_token_head_scores_one_there_and_is_named_for_it():
+    model = HandBuiltAttention().eval()
+    corpus_ids = sentences(30)
+    punctuation = torch.zeros(50, dtype=torch.bool)
+    punctuation[7] = True
+    found = atlas.head_behaviour(model, corpus_ids, punctuation, batch_size=8)
+    previous = atlas.BEHAVIOURS.index("previous")
+    assert found.behaviour[0, 0, previous] == pytest.approx(1.0)
+    assert found.behaviour[0, 0, atlas.BEHAVIOURS.index("next")] == pytest.approx(0.0)
+    assert atlas.head_role(found.behaviour[0, 0], float(found.entropy_share[0, 0])) == "previous token"
+    assert found.entropy_mean[0, 0] == pytest.approx(0.0, abs=1e-6)
+    assert found.entropy_share[0, 1] == pytest.approx(1.0)  # uniform over the real tokens, never the padding
+    assert atlas.head_role(found.behaviour[0, 1], float(found.entropy_share[0, 1])) == "broad"
+    lengths = torch.tensor([len(ids) for ids in corpus_ids], dtype=torch.float64)
+    expected = float(((lengths - 1) / lengths).sum() / (lengths - 1).sum())  # 1/n on the previous token, n >= 2
+    assert found.behaviour[0, 1, previous] == pytest.approx(expected, rel=1e-5)
+
+
+def test_the_role_rule():
+    weights = torch.tensor([0.1, 0.2, 0.1, 0.1, 0.1, 0.6])
+    assert atlas.head_role(weights, 0.9) == "punctuation"
+    assert atlas.head_role(torch.full((6,), 0.2), 0.85) == "broad"
+    assert atlas.head_role(torch.full((6,), 0.2), 0.5) == "mixed"
+
+
+def test_padding_changes_nothing():
+    model, corpus_ids = tiny_model(), sentences(12, seed=1)
+    alone = atlas.head_behaviour(model, corpus_ids, torch.zeros(50, dtype=torch.bool), batch_size=1)
+    padded = atlas.head_behaviour(model, corpus_ids, torch.zeros(50, dtype=torch.bool), batch_size=12)
+    torch.testing.assert_close(padded.behaviour, alone.behaviour, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(padded.entropy_mean, alone.entropy_mean, atol=1e-5, rtol=1e-4)
+    torch.testing.assert_close(padded.token_scores, alone.token_scores, atol=1e-5, rtol=1e-4)
+    assert int(padded.token_counts.sum()) == sum(map(len, corpus_ids))
+
+
+def test_importance_on_one_sentence_is_the_single_head_knockout():
+    model = tiny_model(seed=3)
+    ids = [5, 9, 12, 30, 7, 8]
+    for label in (0, 1):
+        found = atlas.corpus_importance(model, [ids], [label])
+        expected = head_importance(model, torch.tensor([ids]), target=label)
+        torch.testing.assert_close(found.prob_drop, expected.drop, atol=1e-5, rtol=1e-4)
+        predicted = int(model(torch.tensor([ids])).argmax())
+        assert found.base_accuracy == float(predicted == label)
+
+
+def test_top_tokens_skip_rare_ones():
+    scores, counts = torch.tensor([9.0, 3.0, 2.0, 1.0]), torch.tensor([1, 10, 12, 40])
+    assert [i for i, _ in atlas.top_tokens(scores, counts, k=2, min_count=10)] == [1, 2]
+
+
+def write_gz(path, rows):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as file:
+        file.write("text\tlabel\n" + "".join(f"{text}\t{label}\n" for text, label in rows))
+
+
+@pytest.fixture
+def data_dir(tmp_path):
+    """A data folder with the four dev sets, a few rows each."""
+    folder = tmp_path / "data"
+    (folder / "sst2").mkdir(parents=True)
+    sst = ["a charming and often affecting journey .", "the movie is n't funny", "a wonderful film", "dull"]
+    (folder / "sst2" / "glue_dev.tsv").write_text(
+        "sentence\tlabel\n" + "".join(f"{text}\t{i % 2}\n" for i, text in enumerate(sst)), encoding="utf-8"
+    )
+    for name in ("yelp", "pros_cons", "tweets"):
+        write_gz(folder / name / "dev.tsv.gz", [(f"the {name} was great , <b>really</b> {i}", i % 2) for i in range(5)])
+    return folder
+
+
+def test_the_reference_corpus_is_sst2_then_a_fixed_sample(data_dir):
+    sets = corpus.dev_sets(data_dir)
+    picked = corpus.reference_corpus(sets, size=10)
+    assert picked[:4] == sets["sst2"] and len(picked) == 10
+    assert picked == corpus.reference_corpus(sets, size=10)
+    assert {row.set for row in picked[4:]} == {"yelp", "pros_cons", "tweets"}
+
+
+def test_the_error_list_is_exactly_the_misclassified_rows(tiny_model_dir, data_dir):
+    loaded = load_model(tiny_model_dir, device="cpu")
+    sets = corpus.dev_sets(data_dir)
+    found = artifacts.build_errors(loaded.model, loaded.tokenizer, sets, "hash")
+    expected = []
+    for row in (row for rows in sets.values() for row in rows):
+        result = analysis.analyze(loaded.model, loaded.tokenizer, row.text)
+        predicted = max(range(2), key=lambda c: result.probabilities[c])
+        if predicted != row.label:
+            expected.append((row.set, row.text, max(result.probabilities)))
+    assert sorted((e["set"], e["text"]) for e in found["errors"]) == sorted((s, t) for s, t, _ in expected)
+    confidences = [e["confidence"] for e in found["errors"]]
+    assert confidences == sorted(confidences, reverse=True)
+    assert sum(count["wrong"] for count in found["sets"].values()) == len(expected) > 0
+    small = artifacts.build_errors(loaded.model, loaded.tokenizer, sets, "hash", max_bytes=400)
+    assert len(json.dumps(small, ensure_ascii=False).encode()) <= 400 and small["left_out"] > 0
+    assert small["errors"] == found["errors"][: len(small["errors"])]
+
+
+def test_the_command_writes_both_files_and_a_new_model_hash_invalidates_them(tiny_model_dir, data_dir, capsys):
+    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--sentences", "10"])
+    sha = artifacts.model_hash(tiny_model_dir)
+    atlas_data = artifacts.read_artifact(tiny_model_dir, artifacts.ATLAS_FILE, sha)
+    assert atlas_data["sentences"] == 10 and len(atlas_data["heads"]) == 4  # 2 layers x 2 heads
+    assert [(h["layer"], h["head"]) for h in atlas_data["heads"]] == [(1, 1), (1, 2), (2, 1), (2, 2)]
+    assert artifacts.read_artifact(tiny_model_dir, artifacts.ERRORS_FILE, sha)["model_sha256"] == sha
+    assert "head_atlas.json: 10 sentences" in capsys.readouterr().out
+
+    tiny_model(
+        seed=1, vocab_size=load_model(tiny_model_dir).model.embedding.num_embeddings, max_len=64
+    ).save_pretrained(tiny_model_dir)
+    new_sha = artifacts.model_hash(tiny_model_dir)
+    assert new_sha != sha
+    assert artifacts.read_artifact(tiny_model_dir, artifacts.ATLAS_FILE, new_sha) is None
+    assert artifacts.read_artifact(tiny_model_dir, artifacts.ERRORS_FILE, new_sha) is None
+
+
+def test_the_command_says_when_the_data_is_missing(tiny_model_dir, tmp_path):
+    with pytest.raises(SystemExit, match="the data folder lacks"):
+        write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(tmp_path)])
+
+
+def test_the_atlas_table_and_figure(tiny_model_dir, data_dir):
+    loaded = load_model(tiny_model_dir, device="cpu")
+    rows = corpus.reference_corpus(corpus.dev_sets(data_dir), size=10)
+    data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, "hash")
+    table = atlas_view.atlas_rows(data)
+    assert [row[0] for row in table] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2"]
+    assert all(len(row) == len(atlas_view.COLUMNS) for row in table)
+    figure = atlas_view.atlas_figure(data)
+    assert len(figure.data) == 4 and all(max(trace.y) <= 1 + 1e-6 for trace in figure.data)
+    assert "Role rule" in atlas_view.atlas_summary(data) and "<b>really" not in atlas_view.atlas_summary(data)
+
+
+def test_the_error_filters():
+    found = [
+        {"set": "sst2", "label": "negative", "text": "A dull film", "predicted": "positive", "confidence": 0.9},
+        {"set": "yelp", "label": "positive", "text": "Great <b>food</b>", "predicted": "negative", "confidence": 0.8},
+    ]
+    assert errors_view.filter_errors(found, "yelp") == found[1:]
+    assert errors_view.filter_errors(found, label="negative") == found[:1]
+    assert errors_view.filter_errors(found, search="DULL") == found[:1]
+    assert errors_view.filter_errors(found, "sst2", "positive") == []
+    data = {"sets": {"sst2": {}, "yelp": {}}, "label_names": ["negative", "positive"]}
+    with pytest.raises(analysis.InputError, match="Choose a set from all, sst2, yelp"):
+        errors_view.check_filters(data, "<b>imdb</b>", "all", "")
+    assert "&lt;b&gt;" in errors_view.errors_summary({"sets": {"<b>x": {"rows": 1, "wrong": 1}}, "left_out": 0})
+
+
+def test_first_use_computes_the_atlas_keeps_it_next_to_the_model_and_reads_it_back(app, data_dir, monkeypatch):
+    folder = app.get_model()[0].folder
+    (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
+    for cached in (atlas_view.model_identity, atlas_view._stored):
+        cached.cache_clear()
+    monkeypatch.setattr(atlas_view, "_computed", {})
+    assert atlas_view.head_atlas()["note"].startswith("No head atlas for this model yet")  # no data folder here
+    assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] is None
+
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    computed = atlas_view.head_atlas()
+    assert computed["sentences"] == 19 and computed["model_sha256"] == artifacts.model_hash(folder)
+    monkeypatch.setattr(atlas_view, "_computed", {})  # a new process: read from the file
+    atlas_view._stored.cache_clear()
+    assert atlas_view.current_atlas() == json.loads((folder / artifacts.ATLAS_FILE).read_text(encoding="utf-8"))
+    summary, figure, rows, _ = atlas_view.show_atlas()
+    assert "Over 19 sentences" in summary and len(figure.data) == len(rows) == 4

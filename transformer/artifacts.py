@@ -1,0 +1,63 @@
+"""Write a model's corpus files, ``head_atlas.json`` and ``errors.json``, next to it (built by ``explorer.artifacts``).
+
+The head atlas covers the reference corpus (SST-2 dev and a fixed sample of the other dev sets, 2,000
+sentences); the error list, every bundled dev set. Both carry the sha256 of ``model.safetensors``. Example
+(``make artifacts`` runs it on the bundled model)::
+
+    python -m transformer.artifacts --model assets/model --data-dir ../shared/data
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from .explorer import corpus
+from .explorer.artifacts import ATLAS_FILE, ERRORS_FILE, build_atlas, build_errors, model_hash, write_artifact
+from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Write head_atlas.json and errors.json next to the model; print what was written and how long it took."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("::")[-1].strip())
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=corpus.data_dir(),
+        help="data folder with the dev sets (default: $SENTIMENT_DATA_DIR, else ../shared/data)",
+    )
+    parser.add_argument(
+        "--sentences",
+        type=int,
+        default=corpus.REFERENCE_SIZE,
+        help="reference corpus size (default 2000: SST-2 dev, then a fixed sample)",
+    )
+    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass (default 64)")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(args.threads)
+    try:
+        loaded = load_model(args.model, device="cpu")
+        sets = corpus.dev_sets(args.data_dir)
+    except (ModelLoadError, FileNotFoundError) as error:
+        sys.exit(f"error: {error}")
+    sha = model_hash(args.model)
+    start = time.perf_counter()
+    rows = corpus.reference_corpus(sets, args.sentences)
+    data = build_atlas(loaded.model, loaded.tokenizer, rows, sha, args.batch_size)
+    path = write_artifact(args.model, ATLAS_FILE, data)
+    print(f"{path}: {data['sentences']} sentences, {time.perf_counter() - start:.1f} s")
+    start = time.perf_counter()
+    errors = build_errors(loaded.model, loaded.tokenizer, sets, sha)
+    path = write_artifact(args.model, ERRORS_FILE, errors)
+    shown = f"{len(errors['errors'])} errors" + (f" ({errors['left_out']} left out)" if errors["left_out"] else "")
+    print(f"{path}: {shown}, {path.stat().st_size / 1000:.0f} KB, {time.perf_counter() - start:.1f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,164 @@
+"""The files kept next to a model for its corpus views: the head atlas and the dev-set errors.
+
+``head_atlas.json`` holds every head's behaviour, role, top tokens and importance over the reference
+corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
+most confident first (at most 1 MB). Each carries the sha256 of ``model.safetensors``: a file made for
+other weights is ignored, so the atlas is recomputed when the model changes. Layers and heads count from 1.
+
+``python -m transformer.artifacts`` writes both for a model folder (the data folder is needed there only,
+never by the Space).
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import time
+import unicodedata
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+import torch
+from tqdm import tqdm
+
+from ..explain import atlas
+from .corpus import Row
+from .inputs import numbered_heads
+
+ATLAS_FILE = "head_atlas.json"
+ERRORS_FILE = "errors.json"
+WEIGHTS_FILE = "model.safetensors"
+MAX_ERRORS_BYTES = 1_000_000
+DECIMALS = 4
+TOP_TOKENS = 5
+
+
+def model_hash(folder: Path) -> str:
+    """The sha256 of the folder's ``model.safetensors``, in hex: what ties an artifact to its model."""
+    digest = hashlib.sha256()
+    with open(folder / WEIGHTS_FILE, "rb") as file:
+        for block in iter(functools.partial(file.read, 1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def punctuation_ids(tokenizer) -> torch.Tensor:
+    """True for each vocabulary entry made of punctuation only (as the colour scale's "punctuation"): (V,) bool."""
+    flags = torch.zeros(tokenizer.get_vocab_size(), dtype=torch.bool)
+    for token, index in tokenizer.get_vocab().items():
+        flags[index] = all(unicodedata.category(char).startswith("P") for char in token)
+    return flags
+
+
+def encode(tokenizer, rows: list[Row], max_len: int) -> tuple[list[Row], list[list[int]]]:
+    """The rows the model can read and their token ids, each cut to ``max_len`` (texts with no token are left out)."""
+    encodings = tokenizer.encode_batch([row.text for row in rows], add_special_tokens=False)
+    kept = [(row, encoding.ids[:max_len]) for row, encoding in zip(rows, encodings, strict=True) if encoding.ids]
+    return [row for row, _ in kept], [ids for _, ids in kept]
+
+
+def _bar(desc: str) -> Callable[[Iterable], Iterable]:
+    return functools.partial(tqdm, desc=desc, unit="batch", leave=False)
+
+
+def build_atlas(model, tokenizer, rows: list[Row], model_sha256: str, batch_size: int = 64) -> dict:
+    """The head atlas over ``rows`` as JSON-ready data (layers and heads from 1), with tqdm progress bars."""
+    start = time.perf_counter()
+    rows, ids = encode(tokenizer, rows, model.max_len)
+    behaviour = atlas.head_behaviour(model, ids, punctuation_ids(tokenizer), batch_size, _bar("atlas: attention"))
+    importance = atlas.corpus_importance(model, ids, [row.label for row in rows], batch_size, _bar("atlas: knockout"))
+    heads = []
+    for (layer, head), (page_layer, page_head) in numbered_heads(model.num_layers, model.num_heads):
+        weights = behaviour.behaviour[layer, head]  # (K,)
+        share = float(behaviour.entropy_share[layer, head])
+        top = atlas.top_tokens(behaviour.token_scores[layer, head], behaviour.token_counts, TOP_TOKENS)
+        heads.append(
+            {
+                "layer": page_layer,
+                "head": page_head,
+                "role": atlas.head_role(weights, share),
+                **{name: round(float(w), DECIMALS) for name, w in zip(atlas.BEHAVIOURS, weights, strict=True)},
+                "entropy_mean": round(float(behaviour.entropy_mean[layer, head]), DECIMALS),
+                "entropy_std": round(float(behaviour.entropy_std[layer, head]), DECIMALS),
+                "entropy_share": round(share, DECIMALS),
+                "accuracy_drop": round(float(importance.accuracy_drop[layer, head]), DECIMALS),
+                "prob_drop": round(float(importance.prob_drop[layer, head]), DECIMALS),
+                "top_tokens": [
+                    {
+                        "token": tokenizer.id_to_token(i),
+                        "score": round(s, DECIMALS),
+                        "count": int(behaviour.token_counts[i]),
+                    }
+                    for i, s in top
+                ],
+            }
+        )
+    sets = {}
+    for row in rows:
+        sets[row.set] = sets.get(row.set, 0) + 1
+    return {
+        "model_sha256": model_sha256,
+        "num_layers": model.num_layers,
+        "num_heads": model.num_heads,
+        "sentences": len(rows),
+        "sets": sets,
+        "behaviours": list(atlas.BEHAVIOURS),
+        "role_rule": atlas.ROLE_RULE,
+        "base_accuracy": round(importance.base_accuracy, DECIMALS),
+        "heads": heads,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
+
+
+def build_errors(model, tokenizer, sets: dict[str, list[Row]], model_sha256: str, max_bytes: int = MAX_ERRORS_BYTES):
+    """The misclassified rows of every set, most confident first, as JSON-ready data of at most ``max_bytes``.
+
+    Each error: {"set", "text", "label" (true), "predicted", "confidence" (the predicted class's probability)}.
+    When they do not fit, the least confident are left out and ``left_out`` says how many.
+    """
+    rows, ids = encode(tokenizer, [row for rows in sets.values() for row in rows], model.max_len)
+    probs = atlas.corpus_probabilities(model, ids, progress=_bar("errors"))  # (S, C)
+    confidence, predicted = probs.max(dim=-1)  # (S,), (S,)
+    names = model.label_names
+    wrong = [i for i, row in enumerate(rows) if int(predicted[i]) != row.label]
+    wrong.sort(key=lambda i: -float(confidence[i]))
+    errors = [
+        {
+            "set": rows[i].set,
+            "text": rows[i].text,
+            "label": names[rows[i].label],
+            "predicted": names[int(predicted[i])],
+            "confidence": round(float(confidence[i]), DECIMALS),
+        }
+        for i in wrong
+    ]
+    counts = {name: {"rows": 0, "wrong": 0} for name in sets}
+    for i, row in enumerate(rows):
+        counts[row.set]["rows"] += 1
+        counts[row.set]["wrong"] += int(int(predicted[i]) != row.label)
+    data = {"model_sha256": model_sha256, "label_names": list(names), "sets": counts, "left_out": 0, "errors": errors}
+    size = len(json.dumps(data, ensure_ascii=False).encode())
+    while size > max_bytes and data["errors"]:
+        dropped = data["errors"].pop()
+        data["left_out"] += 1
+        size -= len(json.dumps(dropped, ensure_ascii=False).encode()) + 2
+    return data
+
+
+def read_artifact(folder: Path | None, name: str, model_sha256: str | None) -> dict | None:
+    """The artifact ``name`` in ``folder`` if made for these weights, else None (missing, unreadable, stale)."""
+    if folder is None or model_sha256 is None:
+        return None
+    try:
+        data = json.loads((folder / name).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return data if isinstance(data, dict) and data.get("model_sha256") == model_sha256 else None
+
+
+def write_artifact(folder: Path, name: str, data: dict) -> Path:
+    """Write ``data`` as ``folder/name`` (UTF-8 JSON, compact); return the path."""
+    path = folder / name
+    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    return path

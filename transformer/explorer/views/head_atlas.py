@@ -1,0 +1,217 @@
+"""Head-atlas tab: what every head does over a reference corpus, its rule-based role and its importance, and
+the ``/head_atlas`` endpoint.
+
+The atlas depends on the model only: it is read from ``head_atlas.json`` next to the model when its hash
+is the model's (``explorer.artifacts``), else computed on request when the data folder is at hand, and
+kept for the process. Clicking a head's row opens the Attention tab on that layer and head.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import html
+from pathlib import Path
+
+import gradio as gr
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from ...explain.atlas import BEHAVIOURS
+from .. import artifacts, corpus, runner
+from ..figures import TEMPLATE, escape
+from ..registry import Drawing, Page, View
+
+COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
+COLUMNS = [
+    "head",
+    "role",
+    *BEHAVIOURS,
+    "entropy (nats)",
+    "entropy spread",
+    "accuracy drop",
+    "P(true) drop",
+    "top tokens (attention per occurrence)",
+]
+_computed: dict[str, dict] = {}  # atlases computed in this process, by model hash
+# Opens the Attention tab on the head named in the clicked row ("L2 H3"), as a person would: the tab, then the
+# layer and head radios, whose input events redraw the heatmap and rewrite the page address.
+OPEN_HEAD_JS = """
+(name) => {
+    const match = /^L(\\d+) H(\\d+)$/.exec(name || "");
+    if (!match) return;
+    const tab = [...document.querySelectorAll('#views button[role="tab"]')]
+        .find((button) => button.textContent.trim() === "Attention");
+    tab?.click();
+    const pick = (id, value) => [...document.querySelectorAll(`#${id} label`)]
+        .find((label) => label.textContent.trim() === value)?.click();
+    setTimeout(() => { pick("layer", match[1]); setTimeout(() => pick("head", match[2]), 150); }, 150);
+}
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def model_identity() -> tuple[Path | None, str | None]:
+    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
+    folder = runner.get_model()[0].folder
+    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
+        return None, None
+    return folder, artifacts.model_hash(folder)
+
+
+@functools.lru_cache(maxsize=1)
+def _stored(folder: Path | None, sha: str | None) -> dict | None:
+    return artifacts.read_artifact(folder, artifacts.ATLAS_FILE, sha)
+
+
+def current_atlas() -> dict | None:
+    """The model's atlas: computed in this process, else read once from head_atlas.json (if made for it), else None."""
+    folder, sha = model_identity()
+    return _computed.get(sha) or _stored(folder, sha)
+
+
+def compute_atlas() -> dict:
+    """Compute the atlas over the reference corpus (tqdm progress), keep it, and write it next to the model if possible.
+
+    Raises:
+        gr.Error: the data folder is not at hand.
+    """
+    folder, sha = model_identity()
+    data_dir = corpus.data_dir()
+    if not corpus.has_dev_sets(data_dir):
+        raise gr.Error(f"No data folder here to compute the atlas from. Make it with: {COMMAND}", print_exception=False)
+    loaded, _ = runner.get_model()
+    rows = corpus.reference_corpus(corpus.dev_sets(data_dir))
+    data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, sha or "unknown")
+    _computed[sha] = data
+    if folder is not None:
+        with contextlib.suppress(OSError):  # a read-only folder: the atlas is kept for this process only
+            artifacts.write_artifact(folder, artifacts.ATLAS_FILE, data)
+    return data
+
+
+def atlas_figure(atlas: dict) -> go.Figure:
+    """One small bar chart per head (layers as rows): its mean weight on each behaviour, titled with its role."""
+    L, H = atlas["num_layers"], atlas["num_heads"]
+    titles = [escape(f"L{row['layer']} H{row['head']}: {row['role']}") for row in atlas["heads"]]
+    figure = make_subplots(rows=L, cols=H, subplot_titles=titles, shared_yaxes=True)
+    for row in atlas["heads"]:
+        figure.add_trace(
+            go.Bar(
+                x=list(BEHAVIOURS),
+                y=[row[name] for name in BEHAVIOURS],
+                marker={"color": "#4c72b0"},
+                hovertemplate=f"L{row['layer']} H{row['head']}<br>%{{x}}: %{{y:.3f}}<extra></extra>",
+                showlegend=False,
+            ),
+            row=row["layer"],
+            col=row["head"],
+        )
+    figure.update_yaxes(range=[0, 1])
+    figure.update_layout(
+        template=TEMPLATE,
+        title="Mean attention on each kind of key, per head",
+        height=260 * L + 60,
+        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+    )
+    return figure
+
+
+def atlas_rows(atlas: dict) -> list[list]:
+    """The sortable table: one row per head, named "L1 H2"."""
+    return [
+        [
+            f"L{row['layer']} H{row['head']}",
+            row["role"],
+            *(row[name] for name in BEHAVIOURS),
+            row["entropy_mean"],
+            row["entropy_std"],
+            row["accuracy_drop"],
+            row["prob_drop"],
+            ", ".join(f"{top['token']} {top['score']:.2f}" for top in row["top_tokens"]),
+        ]
+        for row in atlas["heads"]
+    ]
+
+
+def atlas_summary(atlas: dict | None) -> str:
+    """What the atlas was computed on and the role rule, or how to make one."""
+    if atlas is None:
+        where = "the data folder is here: compute it now" if corpus.has_dev_sets(corpus.data_dir()) else "make it with"
+        return (
+            f"<p>No head atlas for this model yet ({where}: <code>{html.escape(COMMAND)}</code>, "
+            "which writes <code>head_atlas.json</code> next to the model).</p>"
+        )
+    sets = ", ".join(f"{html.escape(str(name))} {count}" for name, count in atlas["sets"].items())
+    return (
+        f"<p>Over {atlas['sentences']} sentences ({sets}); accuracy with every head on: "
+        f"{atlas['base_accuracy']:.1%}. <b>Role rule:</b> {html.escape(atlas['role_rule'])} "
+        "Importance: knock the head out alone over the corpus; the drop in accuracy and in the true class's "
+        "mean probability. Click a row to open that head in the Attention tab.</p>"
+    )
+
+
+def show_atlas() -> tuple:
+    """(summary, small multiples, table, compute button) from the atlas, if there is one."""
+    atlas = current_atlas()
+    can_compute = atlas is None and corpus.has_dev_sets(corpus.data_dir())
+    if atlas is None:
+        return atlas_summary(None), None, gr.Dataframe(value=None), gr.Button(visible=can_compute)
+    return atlas_summary(atlas), atlas_figure(atlas), atlas_rows(atlas), gr.Button(visible=False)
+
+
+def compute_and_show(progress=gr.Progress(track_tqdm=True)) -> tuple:  # noqa: B008 (Gradio's progress idiom)
+    """The compute button: compute the atlas with a progress bar, then draw it."""
+    compute_atlas()
+    return show_atlas()
+
+
+def picked_head(event: gr.SelectData) -> str:
+    """The head named in the clicked row ("L2 H3"), or "" for anything else."""
+    row = event.row_value if isinstance(event.row_value, list) else []
+    return str(row[0]) if row and isinstance(row[0], str) else ""
+
+
+def head_atlas() -> dict:
+    """The head atlas of the explorer's model, over its reference corpus (SST-2 dev and a fixed sample of the
+    other dev sets). Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Returns {"model_sha256", "num_layers", "num_heads", "sentences", "sets", "behaviours", "role_rule",
+    "base_accuracy", "heads": [{"layer", "head", "role", "self", "previous", "next", "first", "last",
+    "punctuation" (mean attention weights), "entropy_mean", "entropy_std", "entropy_share", "accuracy_drop",
+    "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}; without an
+    atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
+    """
+    atlas = current_atlas()
+    if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
+        atlas = compute_atlas()
+    return atlas or {"heads": [], "note": f"No head atlas for this model yet. Make it with: {COMMAND}"}
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "What each head does over a whole corpus, not one sentence: how much it attends to the token itself, "
+        "the previous and next token, the first and last token and punctuation, how spread out its attention is, "
+        "the tokens it attends to most (per occurrence), a role named by a simple rule, and what knocking it out "
+        "costs the model over the corpus."
+    )
+    summary = gr.HTML(elem_id="atlas-summary")
+    compute = gr.Button("Compute the atlas now (about 30 s)", visible=False, elem_id="atlas-compute")
+    plot = gr.Plot(label="Each head's behaviour", elem_id="atlas-plot")
+    table = gr.Dataframe(
+        headers=COLUMNS,
+        datatype=["str", "str", *["number"] * (len(COLUMNS) - 3), "str"],
+        interactive=False,
+        label="Every head (click a column to sort, a row to open the head)",
+        elem_id="atlas-table",
+    )
+    clicked = gr.Textbox(visible=False, elem_id="atlas-clicked")
+    outputs = [summary, plot, table, compute]
+    compute.click(compute_and_show, None, outputs, api_visibility="private")
+    table.select(picked_head, None, clicked, api_visibility="private").then(
+        None, clicked, None, js=OPEN_HEAD_JS, api_visibility="private"
+    )
+    return Drawing(show_atlas, [], outputs)
+
+
+VIEW = View("head-atlas", "Head atlas", layout, endpoints=(head_atlas,))
