@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer.explorer import analysis, runner, views
+from transformer.explorer.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
 
 FUZZ = settings(
@@ -181,7 +182,7 @@ def test_show_head_draws_the_head_it_names_or_refuses(app, loaded, result, layer
     if head != MEAN_HEAD:
         assert 1 <= int(head) <= model.num_heads, f"head {head} does not exist but was drawn"
     expected = analysis.attention_matrix(result, layer - 1, None if head == MEAN_HEAD else int(head) - 1)
-    np.testing.assert_allclose(figure.data[0].z, expected)
+    np.testing.assert_allclose(shown_values(figure.data[0]), expected, atol=1e-4)
 
 
 @pytest.mark.parametrize(("layer", "head"), [(0, "1"), (-1, "1"), (1, "0"), (1, "-1")])
