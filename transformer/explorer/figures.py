@@ -32,8 +32,8 @@ _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
 TEMPLATE = go.layout.Template(
     layout={
         "font": {"color": "#2a3f5f"},
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
+        "paper_bgcolor": "rgba(0,0,0,0)",  # the page's own background, light or dark (see ``theme``)
+        "plot_bgcolor": "rgba(0,0,0,0)",
         "title": {"x": 0.02},
         "xaxis": _AXIS_STYLE,
         "yaxis": _AXIS_STYLE,
