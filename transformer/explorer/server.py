@@ -50,6 +50,7 @@ def launch_settings() -> dict:
     """Keyword arguments for ``demo.launch`` (a fresh dict: Gradio changes ``app_kwargs``)."""
     return {
         "css": theme.PAGE_CSS,
+        "head": theme.PHONE_JS,
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {"lifespan": lifespan},
