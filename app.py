@@ -5,9 +5,9 @@ encoding, and explanations that go beyond raw attention.
 and GRADIO_SHARE work too); ``gradio app.py`` serves it with reload. The model comes from MODEL_ID (a Hub
 repo id or a folder) at MODEL_REVISION, by default the bundled assets/model.
 
-This file only assembles the page: each tab is one module of ``transformer/explorer/views`` (listed in
-``VIEWS``); ``transformer/explorer/page.py`` reads the sentence and the address and says how the state
-flows; ``transformer/explorer/runner.py`` loads the model once and makes every call to it.
+This file only assembles the page: each tab is one module of ``transformer/explorer/views`` (in ``VIEWS``);
+``explorer/page.py`` reads the sentence and the address and says how the state flows; ``explorer/runner.py``
+loads the model once and makes every call to it; ``explorer/theme.py`` styles the page.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from transformer.explorer import analysis
 from transformer.explorer.colour import LEAVE_OUT
 from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import (
+    MAIN_VIEWS,
     TEXT_PARAMS,
     URL_PARAMS,
     VIEW_PARAMS,
@@ -33,7 +34,6 @@ from transformer.explorer.page import (
     restore_controls,
     restore_view,
     share_link,
-    show_attention,
     show_text,
     sync_url_js,
 )
@@ -56,11 +56,6 @@ EXAMPLES = [  # each predicted correctly by the bundled model, each with somethi
     "The hotel was not as clean as the photos suggested.",
     "A dull, lifeless remake that wastes a wonderful cast.",
 ]
-CSS = (
-    "#tokens .label { text-transform: none; }"  # token categories keep their case: "##o" is not "##O"
-    " .explain-html table { border-collapse: collapse; margin: 0.5em 0; }"
-    " .explain-html th, .explain-html td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
-)
 
 
 def build_demo() -> gr.Blocks:
@@ -134,21 +129,22 @@ def build_demo() -> gr.Blocks:
                 with gr.Tab(view.title, id=view.id) as tab:
                     tabs_drawn[view.id] = (tab, view.layout(page))
         drawings = {view_id: drawing for view_id, (_, drawing) in tabs_drawn.items()}
-        lazy = {view.id: drawings[view.id] for view in VIEWS if not view.main}  # drawn when used
-        view_inputs = {current_view, *(c for drawing in lazy.values() for c in drawing.inputs)}
-        view_outputs = [current_view, *(c for drawing in lazy.values() for c in drawing.outputs)]
+        view_inputs = {current_view, *(c for drawing in drawings.values() for c in drawing.inputs)}
+        view_outputs = [current_view, *(c for drawing in drawings.values() for c in drawing.outputs)]
 
-        def show_view(view: str, values: dict) -> dict:
-            """Make ``view`` the current view and draw it from the dispatcher's input ``values``."""
-            if view not in lazy:
+        def show_view(view: str, values: dict, main: bool = True) -> dict:
+            """Make ``view`` the current view and draw it from the dispatcher's input ``values``.
+
+            A main view is drawn only from an analysis, and (``main`` False) not just after one, which drew it.
+            Gradio selects the first tab as the page mounts: that must not clear what the page load draws.
+            """
+            if view not in drawings or (view in MAIN_VIEWS and (not main or values[page.result] is None)):
                 return {current_view: view}
-            drawing = lazy[view]
-            drawn = drawing.handler(*(values[c] for c in drawing.inputs))
-            return {current_view: view, **dict(zip(drawing.outputs, drawn, strict=True))}
+            return {current_view: view, **drawings[view].draw(values)}
 
-        def show_current_view(values: dict) -> dict:
-            """Redraw the view on screen (after a new analysis or colour scale)."""
-            return show_view(values[current_view], values)
+        def show_current_view(values: dict, main: bool = False) -> dict:
+            """Redraw the view on screen: after an analysis its explanation tab; on a new colour scale any tab."""
+            return show_view(values[current_view], values, main)
 
         page_controls = {"text": text_box, "view": current_view, "layer": page.layer, "head": page.head}
         page_controls |= {"scale": scale, "leave_out": leave_out}
@@ -156,28 +152,22 @@ def build_demo() -> gr.Blocks:
         sync_url = dict(fn=None, inputs=[url_controls[name] for name in URL_PARAMS], js=sync_url_js())
         private = dict(trigger_mode="always_last", api_visibility="private")
         refresh = dict(fn=show_current_view, inputs=view_inputs, outputs=view_outputs, **private)
+        recolour = refresh | {"fn": functools.partial(show_current_view, main=True)}
 
-        main_outputs = [drawings[view.id].outputs[0] for view in VIEWS if view.main]  # heatmap, grid, curves
+        main_outputs = [drawings[view].outputs[0] for view in MAIN_VIEWS]  # heatmap, grid, curves
         main_views = [page.result, prediction, tokens_view, notice, *main_outputs]
-        analyse_inputs = [text_box, page.layer, page.head, page.dims, scale, leave_out]
+        analyse_inputs = [text_box, page.layer, page.head, page.dims, scale, leave_out, current_view]
         analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views)
-        attention_inputs = [page.result, page.layer, page.head, scale, leave_out]
-        recolour = dict(fn=show_attention, inputs=attention_inputs, outputs=main_outputs[:2])
-        # The address follows the main views at once, and the tab on screen once it is redrawn.
-        for redrawn in (
+        # The address follows the analysis at once, and an explanation tab on screen once it is redrawn.
+        for analysed in (
             gr.on([analyze_button.click, text_box.submit], **analyse, **private),
             examples.load_input_event.then(**analyse, **private),
-            gr.on([scale.input, leave_out.input], **recolour, **private),
         ):
-            redrawn.success(**sync_url)
-            redrawn.success(**refresh).success(**sync_url)
+            analysed.success(**sync_url)
+            analysed.success(**refresh).success(**sync_url)
+        gr.on([scale.input, leave_out.input], **recolour).success(**sync_url)
         for view_id, (tab, drawing) in tabs_drawn.items():
-            if view_id in lazy:
-                selected = tab.select(functools.partial(show_view, view_id), view_inputs, view_outputs, **private)
-            else:  # drawn with the main views: selecting it reads nothing from the page
-                # (Gradio selects the first tab as the page mounts, before the load has checked the page's values)
-                selected = tab.select(functools.partial(str, view_id), None, current_view, **private)
-            selected.success(**sync_url)
+            tab.select(functools.partial(show_view, view_id), view_inputs, view_outputs, **private).success(**sync_url)
             if drawing.triggers:
                 gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private).success(**sync_url)
 
@@ -226,10 +216,8 @@ def build_demo() -> gr.Blocks:
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):
             gr.api(endpoint, api_name=endpoint.__name__)
 
-    # One request costs 2-100 ms of CPU (model forward and figures, torch on one thread), so two workers
-    # match the two cores of the target machine: more would only time-slice the same cores and slow every
-    # request down. A full queue of 64 drains in about 3 s at 100 ms a job on two workers; past that a
-    # visitor is better told "busy, retry" than kept waiting. The load test is where these get tuned.
+    # Two workers for the two cores (a request is 2-100 ms of CPU; more workers only time-slice them); a full
+    # queue of 64 drains in about 3 s, past which "busy, retry" beats waiting. `make load` tunes these.
     demo.queue(default_concurrency_limit=2, max_size=64)
     return demo
 
@@ -244,15 +232,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, help="port to listen on (default 7860, or GRADIO_SERVER_PORT)")
     parser.add_argument("--share", action="store_true", help="also ask Gradio for a temporary public link")
     args = parser.parse_args(argv)
-    demo.launch(
-        server_name=args.host,
-        server_port=args.port,
-        share=args.share or None,
-        prevent_thread_lock=True,
-        css=CSS,
-        mcp_server=True,  # MCP tools at /gradio_api/mcp/
-        **launch_settings(),
-    )
+    where = {"server_name": args.host, "server_port": args.port, "share": args.share or None}
+    demo.launch(**where, prevent_thread_lock=True, mcp_server=True, **launch_settings())  # MCP: /gradio_api/mcp/
     if demo.share_url is None and (args.share or os.environ.get("GRADIO_SHARE", "").lower() == "true"):
         print(
             "No public link: Gradio could not reach its share server (offline, or blocked by a firewall). "

@@ -1,17 +1,36 @@
-"""Browser latency: click Analyze in Debian's Chromium until the heatmap shows the new sentence.
+"""Browser latency against the floor: Debian's Chromium, the app and ``floor_app`` side by side, rounds interleaved.
 
-The app runs on the bundled model in a subprocess on loopback; Playwright drives /usr/bin/chromium
-(never a downloaded browser). Sentences alternate their first word so each round waits for a redraw.
+Both run on loopback in subprocesses (the app on the bundled model); Playwright drives /usr/bin/chromium
+(never a downloaded browser). Each round times, for the app and then the floor, each of:
+
+- click Analyze until the heatmap shows the new sentence (its first word alternates), at each length;
+- change the head until the heatmap is redrawn (no model call in the app);
+- a cold deep link: a fresh browser context opening ``?text=...&view=knockout&heads_off=L1 H2`` until the knockout
+  view is fully drawn, against the floor's page load to its first plot.
+
+Ratios are app ÷ floor of the medians from the same run.
 """
 
+import json
 import statistics
 import time
+from urllib.parse import quote
 
 from .load import ROOT, free_port, start_server
 from .timing import p95_ms
 
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 FILLER = "the plot is thin but the cast is great and the music is lovely".split()
+VIEWPORT = {"width": 1280, "height": 900}
+DEEP_LINK = "view=knockout&heads_off=L1 H2"
+TARGETS = {"click 25": 1.25, "click 256": 1.5, "cold deep link": 1.5, "head redraw": 1.1}
+SHOWS_FIRST_WORD = """(label) => [...document.querySelectorAll('#attention-heatmap .xtick text')]
+    .some((t) => t.textContent === label)"""
+TITLED = """(words) => { const t = document.querySelector('#attention-heatmap .gtitle');
+    return !!t && t.textContent.includes(words); }"""
+KNOCKOUT_DRAWN = """() => ['#knockout-grid', '#head-importance']
+    .every((s) => document.querySelector(s + ' svg.main-svg'))
+    && document.querySelector('#knockout-summary')?.textContent.includes('Switched off: L1 H2')"""
 
 
 def sentence(first_word: str, tokens: int) -> str:
@@ -20,42 +39,90 @@ def sentence(first_word: str, tokens: int) -> str:
     return " ".join(words)
 
 
-def run(lengths=(25, 128, 256), rounds: int = 8) -> list[str]:
+def click_to_heatmap(page, tokens: int, round_: int) -> float:
+    word = ("good", "bad")[round_ % 2]
+    page.locator("#sentence textarea").fill(sentence(word, tokens))
+    start = time.perf_counter()
+    page.locator("#analyze").click()
+    page.wait_for_function(SHOWS_FIRST_WORD, arg=f"0 {word}", polling="raf")
+    return time.perf_counter() - start
+
+
+def head_redraw(page, round_: int, floor: bool) -> float:
+    head = ("3", "4")[round_ % 2]  # no layer is named 3 or 4: the label is the head's alone
+    radio = page.locator("#head" if floor else "#views").get_by_label(head, exact=True).first  # the Attention tab's
+    start = time.perf_counter()
+    radio.check()
+    page.wait_for_function(TITLED, arg=f"head {head}", polling="raf")
+    return time.perf_counter() - start
+
+
+def cold_load(browser, url: str, ready: str, arg=None) -> float:
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    start = time.perf_counter()
+    page.goto(url)
+    page.wait_for_function(ready, arg=arg, polling="raf")
+    elapsed = time.perf_counter() - start
+    context.close()
+    return elapsed
+
+
+def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
     from playwright.sync_api import sync_playwright
 
-    port = free_port()
-    server = start_server(["app.py"], port)
-    lines = [f"{'tokens':>7} {'p50 ms':>8} {'p95 ms':>8}   (click Analyze -> heatmap shows the new sentence)"]
+    max_len = json.loads((ROOT / "assets" / "model" / "config.json").read_text())["max_len"]
+    lengths = sorted({min(tokens, max_len) for tokens in lengths})
+    ports = {"app": free_port(), "floor": free_port()}
+    servers = {
+        "app": start_server(["app.py"], ports["app"]),
+        "floor": start_server(["-m", "benchmarks.floor_app"], ports["floor"]),
+    }
+    urls = {name: f"http://127.0.0.1:{port}/" for name, port in ports.items()}
+    samples: dict[tuple[str, str], list[float]] = {}
     try:
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(30_000)
-            page.goto(f"http://127.0.0.1:{port}/")
-            page.wait_for_selector("#attention-heatmap svg.main-svg")
-            for tokens in lengths:
-                samples = []
-                for i in range(rounds + 1):  # the first round warms up
-                    word = ("good", "bad")[i % 2]
-                    page.locator("#sentence textarea").fill(sentence(word, tokens))
-                    start = time.perf_counter()
-                    page.locator("#analyze").click()
-                    page.wait_for_function(
-                        """(label) => {
-                            const ticks = document.querySelectorAll('#attention-heatmap .xtick text');
-                            return [...ticks].some((t) => t.textContent === label);
-                        }""",
-                        arg=f"0 {word}",
-                        polling="raf",
-                    )
-                    if i:
-                        samples.append(time.perf_counter() - start)
-                lines.append(f"{tokens:>7} {1000 * statistics.median(samples):>8.0f} {p95_ms(samples):>8.0f}")
+            pages = {}
+            for name, url in urls.items():
+                pages[name] = browser.new_page(viewport=VIEWPORT)
+                pages[name].set_default_timeout(180_000)
+                pages[name].goto(url)
+                pages[name].wait_for_selector("#attention-heatmap svg.main-svg")
+            deep = f"{urls['app']}?text={quote(sentence('good', 25))}&{DEEP_LINK}"
+            for round_ in range(rounds + 1):  # the first round warms up
+                for name in ("app", "floor"):
+                    times = {f"click {tokens}": click_to_heatmap(pages[name], tokens, round_) for tokens in lengths}
+                    times["head redraw"] = head_redraw(pages[name], round_, floor=name == "floor")
+                    if name == "app":
+                        times["cold deep link"] = cold_load(browser, deep, KNOCKOUT_DRAWN)
+                    else:
+                        times["cold deep link"] = cold_load(browser, urls["floor"], SHOWS_FIRST_WORD, "0 the")
+                    for what, seconds in times.items():
+                        if round_:
+                            samples.setdefault((what, name), []).append(seconds)
             browser.close()
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-    lines.append(f"targets: 25 tokens <= 1000 ms, 256 tokens <= 2000 ms; {rounds} rounds each, app at {ROOT.name}")
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=30)
+    lines = [
+        f"{'':<16} {'app p50':>8} {'app p95':>8} {'floor p50':>10} {'floor p95':>10} {'ratio':>6} {'target':>7}",
+    ]
+    for what in dict.fromkeys(what for what, _ in samples):
+        app, floor = samples[(what, "app")], samples[(what, "floor")]
+        ratio = statistics.median(app) / statistics.median(floor)
+        target = TARGETS.get(what) or TARGETS.get("click 256" if what.startswith("click") else what)
+        lines.append(
+            f"{what:<16} {1000 * statistics.median(app):>8.0f} {p95_ms(app):>8.0f} "
+            f"{1000 * statistics.median(floor):>10.0f} {p95_ms(floor):>10.0f} {ratio:>5.2f}× {f'≤ {target}×':>7}"
+        )
+    lines.append(
+        f"ms; {rounds} interleaved rounds (app, then floor, each round); floor = benchmarks/floor_app.py drawing one "
+        f"heatmap of the same size; cold deep link: fresh context to the knockout view drawn, floor: to its first "
+        f"plot; app at {ROOT.name}"
+    )
     return lines
 
 

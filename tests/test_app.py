@@ -14,6 +14,7 @@ from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, writ
 from gradio_client.exceptions import AppError
 
 from transformer.explorer import analysis, runner, views
+from transformer.explorer.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
 
 SENTENCE = "a wonderful film , the acting was dull"
@@ -42,17 +43,28 @@ def heatmap_labels(figure) -> list[str]:
     return list(figure.data[0].y)
 
 
-def test_show_text_draws_every_view_from_one_model_call(app, forward_calls):
+def draw(app, text: str, **controls) -> dict:
+    """``show_text`` for each main view on screen: {view: its outputs}."""
+    return {view: app.show_text(text, 1, "1", [0], **controls, view=view) for view in app.MAIN_VIEWS}
+
+
+def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, forward_calls):
     result, prediction, spans, notice, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1])
     assert len(forward_calls) == 1
     assert isinstance(result, analysis.Analysis) and result.text == SENTENCE
     assert set(prediction) == {"negative", "positive"} and sum(prediction.values()) == pytest.approx(1)
     assert "".join(piece for piece, _ in spans) == SENTENCE
     assert notice == ""
-    np.testing.assert_array_equal(heatmap.data[0].z, result.attentions[1, 0])
+    np.testing.assert_allclose(shown_values(heatmap.data[0]), result.attentions[1, 0], atol=1e-4)
     assert "Layer 2, head 1" in heatmap.layout.title.text
-    assert len(grid.data) == 4  # 2 layers x 2 heads
-    assert sum(trace.mode == "markers" for trace in curves.data) == 2
+    assert grid is curves is None  # drawn when their tab opens
+    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="all-heads")
+    assert heatmap is curves is None and len(grid.data) == 4  # 2 layers x 2 heads
+    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="positional-encoding")
+    assert heatmap is grid is None and sum(trace.mode == "markers" for trace in curves.data) == 2
+    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="knockout")
+    assert heatmap is grid is curves is None  # an explanation tab is drawn by its own step
+    assert len(forward_calls) == 4
 
 
 def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_calls):
@@ -62,7 +74,8 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
         for head in ("1", "2", MEAN_HEAD):
             figure = views.attention.show_head(result, layer, head)
             head_index = None if head == MEAN_HEAD else int(head) - 1
-            np.testing.assert_allclose(figure.data[0].z, analysis.attention_matrix(result, layer - 1, head_index))
+            expected = analysis.attention_matrix(result, layer - 1, head_index)
+            np.testing.assert_allclose(shown_values(figure.data[0]), expected, atol=1e-4)
     views.positional_encoding.show_positions(result, [2, 3, 4])
     assert not forward_calls
 
@@ -71,14 +84,15 @@ def test_mean_head_view_is_titled_and_averaged(app):
     result = app.show_text(SENTENCE, 1, "1", [0])[0]
     figure = views.attention.show_head(result, 2, MEAN_HEAD)
     assert "mean of all heads" in figure.layout.title.text
-    np.testing.assert_allclose(figure.data[0].z, result.attentions[1].mean(axis=0), atol=1e-6)
+    np.testing.assert_allclose(shown_values(figure.data[0]), result.attentions[1].mean(axis=0), atol=1e-4)
 
 
 @pytest.mark.parametrize("text", ["", "   \n  "])
 def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
     result, prediction, spans, notice, heatmap, grid, curves = app.show_text(text, 1, "1", [0])
     assert "Type a sentence" in notice
-    assert result is prediction is spans is heatmap is grid is None
+    assert result is prediction is spans is heatmap is grid is curves is None
+    *_, curves = app.show_text(text, 1, "1", [0], view="positional-encoding")
     assert [trace.mode for trace in curves.data] == ["lines"]  # the encoding still shows, without tokens
     assert views.attention.show_head(None, 1, "1") is None
     assert not forward_calls
@@ -108,17 +122,19 @@ def test_oversized_text_is_a_clear_error(app):
 
 def test_markup_is_escaped_in_every_figure_label(app):
     text = "<b>bold</b> <script>window.__x=1</script> <a href=x>"
-    result, _, spans, _, heatmap, grid, curves = app.show_text(text, 1, "1", [0])
+    drawn = draw(app, text)
+    result, _, spans, *_ = drawn["attention"]
     assert "<" in result.tokens  # the tokenizer kept the markup characters as tokens
-    for figure in (heatmap, grid, curves):
-        payload = figure.to_json()
+    for i, view in enumerate(app.MAIN_VIEWS):
+        payload = drawn[view][4 + i].to_json()
         assert "<b>" not in payload and "<script" not in payload and "<a " not in payload
         assert "&lt;" in payload
     assert "".join(piece for piece, _ in spans) == text  # the token view shows the typed text as it is
 
 
 def test_repeated_tokens_get_unique_labels(app):
-    _, _, _, _, heatmap, grid, _ = app.show_text("the film the film the", 1, "1", [0])
+    drawn = draw(app, "the film the film the")
+    heatmap, grid = drawn["attention"][4], drawn["all-heads"][5]
     labels = heatmap_labels(heatmap)
     assert len(labels) == 5 and len(set(labels)) == 5
     assert list(grid.data[0].x) == labels
@@ -130,8 +146,10 @@ def test_query_string_restores_text_layer_head_and_colour_scale(app):
     text, layer, head, scale, leave_out, result, *_, heatmap, grid, _curves = restored
     assert (text, layer, head, scale, leave_out) == ("a charming journey", 2, "mean", "row", ["punctuation"])
     assert result.tokens == ["a", "charming", "journey"]
-    assert "Layer 2, mean of all heads" in heatmap.layout.title.text
-    assert heatmap.data[0].zmax == grid.layout.coloraxis.cmax == 1.0  # each row on its own range
+    assert "Layer 2, mean of all heads" in heatmap.layout.title.text and grid is None
+    assert heatmap.data[0].zmax == 255  # each row on its own range, one byte a colour
+    grid = app.restore_view("default", 1, "1", [0], gr.Request(query_params=query | {"view": "all-heads"}))[-2]
+    assert grid.layout.coloraxis.cmax == 255
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ from gradio_client.exceptions import AppError
 
 from transformer import explain
 from transformer.explorer import analysis, runner, views
+from transformer.explorer.figures import shown_values
 from transformer.tokenizer import MASK_TOKEN
 
 SENTENCE = "a wonderful film , the acting was dull"
@@ -259,7 +260,7 @@ def test_rollout_tab_draws_the_chosen_layer_without_the_model(app, result, forwa
     shares, matrix = views.rollout.show_rollout(result, 1, "row", ["punctuation"])
     assert not forward_calls
     rollout = explain.attention_rollout(analysis.model_attentions(result))
-    close(matrix.data[0].customdata, rollout[0])
+    close(shown_values(matrix.data[0]), rollout[0], atol=1e-4)  # shown to 4 decimals
     assert len(shares.data[0].y) == 2  # one row per layer
     assert "after layer 1" in matrix.layout.title.text
 

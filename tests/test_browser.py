@@ -1,8 +1,11 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
-Set UPDATE_SCREENSHOT=1 to also refresh assets/screenshot.png from the bundled model.
+Set UPDATE_SCREENSHOT=1 to also refresh assets/screenshot.png and its dark twin, assets/screenshot-dark.png,
+from the bundled model.
 """
 
+import io
+import itertools
 import json
 import os
 import subprocess
@@ -14,6 +17,7 @@ from urllib.parse import parse_qs, quote, urlparse
 import httpx
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
+from PIL import Image
 
 from transformer.explorer import link_store
 
@@ -25,7 +29,7 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-SCREENSHOT = ROOT / "assets" / "screenshot.png"
+SCREENSHOTS = {"light": ROOT / "assets" / "screenshot.png", "dark": ROOT / "assets" / "screenshot-dark.png"}
 TIMEOUT_MS = 30_000
 
 pytestmark = [
@@ -203,7 +207,8 @@ def test_compare_view_shows_both_sentences_and_their_difference(page, url):
 
 
 @pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
-def test_update_screenshot_of_the_bundled_model(browser):
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_update_screenshot_of_the_bundled_model(browser, theme):
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("MODEL_ID", "MODEL_REVISION")}
     process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env)
@@ -215,15 +220,16 @@ def test_update_screenshot_of_the_bundled_model(browser):
             time.sleep(0.5)
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(TIMEOUT_MS)
-        page.goto(f"{served}?text={quote('The plot is thin, but the cast is great.')}&layer=1&head=1")
+        text = quote("The plot is thin, but the cast is great.")
+        page.goto(f"{served}?__theme={theme}&text={text}&layer=1&head=1")
         wait_for_heatmap_with(page, "Layer 1, head 1")
         page.locator("#prediction").get_by_text("%").first.wait_for()
-        page.screenshot(path=str(SCREENSHOT), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS[theme]), full_page=True)
         page.close()
     finally:
         process.terminate()
         process.wait(timeout=20)
-    assert SCREENSHOT.stat().st_size > 10_000
+    assert SCREENSHOTS[theme].stat().st_size > 10_000
 
 
 def _answers(url: str) -> bool:
@@ -231,3 +237,134 @@ def _answers(url: str) -> bool:
         return httpx.get(url, timeout=2, trust_env=False).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+# --- what is drawn, in each theme and at each width ---------------------------------------------------------------
+
+LONG = "a wonderful journey , the acting was dull but the film is n't funny and it does n't try hard enough ."
+
+
+def brightness(page, selector: str) -> float:
+    """The mean brightness (0 black .. 255 white) of what ``selector`` shows on screen."""
+    image = Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("L")
+    return sum(image.getdata()) / (image.width * image.height)
+
+
+@pytest.mark.parametrize(
+    ("address", "scheme", "dark"),
+    [("", "light", False), ("?__theme=dark", "light", True), ("", "dark", True)],
+    ids=["light", "dark in the address", "dark system setting"],
+)
+def test_figures_follow_the_page_theme(browser, url, address, scheme, dark):
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, color_scheme=scheme)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url + address)
+        submit(page, "a wonderful journey , the acting was dull")
+        wait_for_heatmap_with(page, "wonderful", "dull")
+        assert page.evaluate("() => document.body.classList.contains('dark')") == dark
+        text_fill = page.evaluate(
+            """() => {
+                const [r, g, b] = getComputedStyle(document.querySelector('#attention-heatmap .xtick text'))
+                    .fill.match(/[0-9.]+/g).map(Number);
+                return (0.2126 * r + 0.7152 * g + 0.0722 * b) / 255;
+            }"""
+        )
+        shown = brightness(page, "#attention-heatmap .js-plotly-plot")
+        if dark:  # light labels on a dark figure: no white rectangle on the dark page
+            assert text_fill > 0.6 and shown < 90
+        else:
+            assert text_fill < 0.4 and shown > 170
+    finally:
+        context.close()
+
+
+def overlapping(boxes: list[dict], start: str, size: str) -> int:
+    """How many neighbouring boxes (in order along ``start``) overlap along that axis."""
+    ordered = sorted(boxes, key=lambda box: box[start])
+    return sum(a[start] + a[size] > b[start] + 0.5 for a, b in itertools.pairwise(ordered))
+
+
+@pytest.mark.parametrize(("width", "height"), [(390, 844), (1280, 900)], ids=["phone", "desktop"])
+def test_layout_fits_the_width_without_overlapping_labels(browser, url, app, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        submit(page, LONG)  # 30 tokens
+        wait_for_heatmap_with(page, "wonderful", "enough")
+        page.locator("#attention-heatmap .heatmaplayer image").first.wait_for()
+        measured = page.evaluate(
+            """() => {
+                const box = (e) => {
+                    const r = e.getBoundingClientRect();
+                    return {x: r.x, y: r.y, w: r.width, h: r.height};
+                };
+                const plot = document.querySelector('#attention-heatmap'), ticks = plot.querySelectorAll('.xtick text');
+                return {
+                    page: document.documentElement.scrollWidth, view: window.innerWidth,
+                    cells: box(plot.querySelector('.heatmaplayer image')).w,
+                    x: [...ticks].map(box),
+                    size: parseFloat(getComputedStyle(ticks[0]).fontSize),
+                    y: [...plot.querySelectorAll('.ytick text')].map(box),
+                };
+            }"""
+        )
+        assert measured["page"] <= measured["view"]  # nothing scrolls the page sideways
+        assert measured["cells"] > 0.55 * width  # the heatmap uses the width
+        assert overlapping(measured["y"], "y", "h") == 0
+        centres = sorted(box["x"] + box["w"] / 2 for box in measured["x"])
+        assert all(b - a >= measured["size"] for a, b in itertools.pairwise(centres))  # rotated, a line apart
+        tokens = len(measured["y"])  # every query is labelled
+        assert len(centres) < tokens if width < 640 else len(centres) == tokens  # keys thinned on a phone
+
+        page.get_by_role("tab", name="All heads").click()
+        page.locator("#attention-grid .heatmaplayer image").first.wait_for()
+        cells = page.locator("#attention-grid .heatmaplayer image").evaluate_all(
+            "(images) => images.map((i) => { const r = i.getBoundingClientRect(); return [r.x, r.width]; })"
+        )
+        columns = len({round(x) for x, _ in cells})
+        heads = app.get_model()[0].model.num_heads
+        assert columns == (min(heads, 2) if width < 640 else heads)
+        if width < 640:  # two columns of the whole width, not a desktop grid squeezed
+            assert min(w for _, w in cells) > 0.35 * width
+        assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
+    finally:
+        context.close()
+
+
+def test_tabs_draw_only_when_opened_and_without_the_model(page, url, app):
+    calls = []
+    hook = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        page.goto(url)
+        submit(page, "a charming journey")
+        wait_for_heatmap_with(page, "charming")
+        assert page.locator("#attention-grid svg.main-svg").count() == 0  # not sent until its tab is opened
+        analysed = len(calls)
+        page.get_by_role("tab", name="All heads").click()
+        wait_for_text(page, "#attention-grid", "layer 2 · head 2", "charming")
+        page.get_by_role("tab", name="Positional encoding").click()
+        wait_for_text(page, "#pe-curves", "your 3 tokens")
+        assert len(calls) == analysed  # drawn from the kept analysis
+    finally:
+        hook.remove()
+
+
+def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})  # a fresh page: no session, no cache
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{url}?text={quote('a wonderful journey , the acting was dull')}&view=knockout&heads_off=L1 H2")
+        wait_for_text(page, "#knockout-summary", "Switched off: L1 H2")
+        wait_for_text(page, "#knockout-grid", "L1 H2 switched off", "wonderful", "dull")
+        wait_for_text(page, "#head-importance", "Drop in P(")
+        assert page.get_by_role("tab", name="Head knockout").get_attribute("aria-selected") == "true"
+        assert page.locator("#knockout-prediction").text_content().count("%") == 2
+        assert page.locator("#heads-off").get_by_label("L1 H2").is_checked()
+        assert page.locator("#attention-heatmap svg.main-svg").count() == 0  # the hidden tab was not drawn
+    finally:
+        context.close()

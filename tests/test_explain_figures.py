@@ -18,7 +18,7 @@ from transformer.explain import (
     word_order_experiment,
 )
 from transformer.explorer import analysis
-from transformer.explorer.figures import attention_heatmap, token_labels
+from transformer.explorer.figures import attention_heatmap, shown_values, token_labels
 from transformer.explorer.inputs import page_numbers
 from transformer.explorer.views.attributions import agreement_figure, attribution_figure, attribution_html
 from transformer.explorer.views.compare import difference_figure
@@ -121,14 +121,14 @@ def test_difference_of_identical_sentences_is_zero_on_a_diverging_scale():
 def test_row_scale_colours_each_row_on_its_own_range_and_hovers_the_weights():
     weights = torch.tensor([[0.9, 0.1], [0.5, 0.5]])
     heatmap = attention_heatmap(["[UNK]", "good"], weights, "t", scale="row", exclude=[0]).data[0]
-    torch.testing.assert_close(torch.tensor(heatmap.z), torch.ones(2, 2))  # each row ÷ its own weight on "good"
-    torch.testing.assert_close(torch.tensor(heatmap.customdata), weights)
-    assert "%{customdata:.3f}" in heatmap.hovertemplate and (heatmap.zmin, heatmap.zmax) == (0, 1)
+    assert (heatmap.z == 255).all()  # each row ÷ its own weight on "good", one byte a colour
+    torch.testing.assert_close(torch.tensor(shown_values(heatmap)), weights)
+    assert "0.%{customdata:04d}" in heatmap.hovertemplate and (heatmap.zmin, heatmap.zmax) == (0, 255)
 
 
 def test_global_scale_keeps_the_weights_and_caps_the_range_without_excluded_tokens():
     weights = torch.tensor([[0.9, 0.1], [0.7, 0.3]])
     heatmap = attention_heatmap(["[UNK]", "good"], weights, "t", exclude=[0]).data[0]
-    torch.testing.assert_close(torch.tensor(heatmap.z), weights)  # hover shows z itself
-    assert heatmap.zmax == pytest.approx(0.3)  # "good" as a key, queries other than [UNK]: 0.3; 0.9 is clipped
-    assert attention_heatmap(["a", "b"], weights, "t").data[0].zmax == pytest.approx(0.9)
+    torch.testing.assert_close(torch.tensor(shown_values(heatmap)), weights)  # hover shows z itself, in 10^-4
+    assert heatmap.zmax == pytest.approx(3000)  # "good" as a key, queries other than [UNK]: 0.3; 0.9 is clipped
+    assert attention_heatmap(["a", "b"], weights, "t").data[0].zmax == pytest.approx(9000)

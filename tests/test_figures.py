@@ -46,11 +46,11 @@ def test_attention_heatmap_puts_queries_on_rows_and_keys_on_columns():
     weights = random_attention(5, 5)
     figure = figures.attention_heatmap(TOKENS, weights, "Layer 1, head 2")
     (trace,) = figure.data
-    np.testing.assert_array_equal(trace.z, weights)
+    np.testing.assert_allclose(figures.shown_values(trace), weights, atol=1e-4)
     assert list(trace.x) == list(trace.y) == figures.token_labels(TOKENS)
     assert figure.layout.yaxis.autorange == "reversed"  # the first query at the top, like a matrix
     assert figure.layout.xaxis.type == figure.layout.yaxis.type == "category"
-    for field in ("query %{y}", "key %{x}", "weight %{z"):
+    for field in ("query %{y}", "key %{x}", "weight 0.%{z:04d}"):  # weights sent in 10^-4, read as 0.dddd
         assert field in trace.hovertemplate
     assert trace.zmin == 0
 
@@ -68,8 +68,10 @@ def test_attention_grid_has_every_head_on_one_colour_scale():
     assert len(figure.data) == 12
     assert {trace.coloraxis for trace in figure.data} == {"coloraxis"}
     assert figure.layout.coloraxis.cmin == 0
-    assert figure.layout.coloraxis.cmax == pytest.approx(float(attentions.max()))
-    np.testing.assert_array_equal(figure.data[6].z, attentions[1, 2])  # row-major: layer 2, head 3
+    assert figure.layout.coloraxis.cmax == pytest.approx(1e4 * float(attentions.max()))  # in 10^-4
+    np.testing.assert_allclose(
+        figures.shown_values(figure.data[6]), attentions[1, 2], atol=1e-4
+    )  # row-major: layer 2, head 3
     titles = [annotation.text for annotation in figure.layout.annotations]
     assert titles[6] == "layer 2 · head 3"
     assert figure.data[6].xaxis == "x7" and figure.data[6].yaxis == "y7"
@@ -91,11 +93,23 @@ def test_attention_grid_labels_only_the_outer_axes_and_none_for_long_inputs():
     assert long.xaxis3.showticklabels is False and long.yaxis.showticklabels is False
 
 
-def test_attention_figures_send_matrices_as_compact_typed_arrays():
+@pytest.mark.parametrize("scale", ["global", "row"])
+def test_attention_figures_send_each_matrix_once_in_two_bytes_a_weight(scale):
     n = 64
-    payload = json.loads(figures.attention_grid([f"t{i}" for i in range(n)], random_attention(3, 4, n, n)).to_json())
-    assert payload["data"][0]["z"]["dtype"] == "f4"  # base64 float32, not a list of decimal strings
-    assert len(json.dumps(payload)) < 3 * 4 * n * n * 4 * 1.5  # about 4 bytes a weight, plus base64's third
+    grid = figures.attention_grid([f"t{i}" for i in range(n)], random_attention(3, 4, n, n), scale=scale)
+    payload = json.loads(grid.to_json())
+    shown = payload["data"][0]["customdata" if scale == "row" else "z"]
+    assert shown["dtype"] == "u2"  # base64 uint16 in 10^-4, not a list of decimal strings
+    colour_bytes = 1 if scale == "row" else 0  # a row's colours: one more byte a cell
+    matrices = 3 * 4 * n * n * (2 + colour_bytes) * 4 / 3  # base64's third
+    assert len(json.dumps(payload)) < matrices + 32_000  # plus the labels and 12 subplots' axes
+
+
+def test_weights_outside_zero_to_one_are_sent_as_they_are():
+    differences = random_attention(4, 4) - random_attention(4, 4, seed=1)
+    trace = figures.attention_heatmap(["a", "b", "c", "d"], differences, "B minus A").data[0]
+    assert trace.z.dtype == np.float32 and trace.zmin == -trace.zmax
+    np.testing.assert_array_equal(figures.shown_values(trace), differences)
 
 
 def test_positional_curves_draw_the_chosen_dimensions_and_mark_the_tokens():

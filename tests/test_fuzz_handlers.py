@@ -20,7 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer.explorer import analysis, runner, views
+from transformer.explorer.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
+from transformer.explorer.page import MAIN_VIEWS, show_main_view
 
 FUZZ = settings(
     max_examples=60,
@@ -132,6 +134,10 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
     assert set(prediction) == set(model.label_names)
     assert "".join(piece for piece, _ in spans) == text
     assert (notice != "") == (result.notice is not None)
+    assert grid is curves is None  # drawn when their tabs open
+    heatmap, grid, curves = (
+        show_main_view(result, view, layer, head, dims, "global", [])[i] for i, view in enumerate(MAIN_VIEWS)
+    )
     for figure in (heatmap, grid, curves):
         for label in figure_labels(figure):  # typed markup is escaped: plotly never sees a tag from the text
             assert "<" not in label and ">" not in label, label
@@ -181,7 +187,7 @@ def test_show_head_draws_the_head_it_names_or_refuses(app, loaded, result, layer
     if head != MEAN_HEAD:
         assert 1 <= int(head) <= model.num_heads, f"head {head} does not exist but was drawn"
     expected = analysis.attention_matrix(result, layer - 1, None if head == MEAN_HEAD else int(head) - 1)
-    np.testing.assert_allclose(figure.data[0].z, expected)
+    np.testing.assert_allclose(shown_values(figure.data[0]), expected, atol=1e-4)
 
 
 @pytest.mark.parametrize(("layer", "head"), [(0, "1"), (-1, "1"), (1, "0"), (1, "-1")])

@@ -32,8 +32,8 @@ _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
 TEMPLATE = go.layout.Template(
     layout={
         "font": {"color": "#2a3f5f"},
-        "paper_bgcolor": "white",
-        "plot_bgcolor": "white",
+        "paper_bgcolor": "rgba(0,0,0,0)",  # the page's own background, light or dark (see ``theme``)
+        "plot_bgcolor": "rgba(0,0,0,0)",
         "title": {"x": 0.02},
         "xaxis": _AXIS_STYLE,
         "yaxis": _AXIS_STYLE,
@@ -66,19 +66,64 @@ def token_labels(tokens: Sequence[str], positions: Sequence[int] | None = None) 
     return [f"{position} {_display(token)}" for position, token in zip(positions, tokens, strict=True)]
 
 
-def _colour_range(matrices: np.ndarray, scale: str, exclude: Sequence[int]) -> tuple[np.ndarray, float, dict]:
-    """What attention heatmaps colour: the values and their top for "global", each row ÷ its own top for "row".
+SHOWN_DECIMALS = 4  # a weight in [0, 1] is sent as a whole number of 10^-4 (2 bytes); hover shows 0.dddd
+_SHOWN_UNIT = 10**SHOWN_DECIMALS
+_SHOWN_FORMAT = f"0.%{{{{{{field}}:0{SHOWN_DECIMALS}d}}}}"  # e.g. "0.%{z:04d}": 1230 reads "0.1230"
+COLOUR_STEPS = 255  # a colour on its own range ("row") is sent as one byte
+
+
+def _shown(values: np.ndarray, signed: bool = False) -> tuple[np.ndarray, bool]:
+    """What a heatmap sends of ``values``: in [0, 1], rounded to ``SHOWN_DECIMALS`` as uint16; else float32.
+
+    Returns (the values to send, whether they are the uint16 kind). A weight of exactly 1 is sent as
+    0.9999 so that it reads with the same four decimals (plotly formats numbers but cannot divide them).
+    """
+    values = np.asarray(values, dtype=np.float32)
+    if signed or (values.size and (values.min() < 0 or values.max() > 1)):
+        return values, False
+    return np.minimum(np.rint(values * _SHOWN_UNIT), _SHOWN_UNIT - 1).astype(np.uint16), True
+
+
+def shown_values(trace) -> np.ndarray:
+    """The numbers a heatmap trace made here shows on hover, as float32 (the inverse of what it sends)."""
+    field = "customdata" if "%{customdata" in (trace.hovertemplate or "") else "z"
+    values = np.asarray(getattr(trace, field))
+    return values.astype(np.float32) / _SHOWN_UNIT if values.dtype == np.uint16 else values.astype(np.float32)
+
+
+def _colour_range(
+    matrices: np.ndarray, scale: str, exclude: Sequence[int], signed: bool = False
+) -> tuple[np.ndarray, float, dict]:
+    """What attention heatmaps send: the shown values and the top of their colour range, and extra trace fields.
+
+    "global" colours the values themselves (sent once, ``_shown``); "row" colours each row ÷ its own top,
+    sent as one byte per cell (``COLOUR_STEPS``), with the values themselves as ``customdata`` for the hover.
 
     Shape:
-        matrices: (..., N, N). Returns (colours (..., N, N), the top of the colour range, extra trace fields).
+        matrices: (..., N, N). Returns (z (..., N, N), the top of the colour range in z's units, extra fields
+        with the hover's ``value`` format).
     """
     count = int(np.prod(matrices.shape[:-2]))  # K maps; -1 cannot be inferred when N = 0
     weights = torch.from_numpy(matrices).reshape(count, *matrices.shape[-2:])  # (K, N, N)
+    shown, whole = _shown(matrices, signed)
+    unit = _SHOWN_UNIT if whole else 1.0
     if scale == "row":
         colours = torch.stack([normalise_attention(weights_k, "row", exclude) for weights_k in weights])  # (K, N, N)
-        return colours.reshape(matrices.shape).numpy(), 1.0, {"customdata": matrices}
+        steps = np.rint(colours.reshape(matrices.shape).numpy() * COLOUR_STEPS).astype(np.uint8)
+        value = _SHOWN_FORMAT.format(field="customdata") if whole else "%{customdata:.3f}"
+        return steps, float(COLOUR_STEPS), {"customdata": shown, "value": value}
     top = max((colour_limit(weights_k, "global", exclude).item() for weights_k in weights), default=1.0)
-    return matrices, top, {}
+    top = min(top * unit, unit - 1) if whole else top
+    return shown, top, {"value": _SHOWN_FORMAT.format(field="z") if whole else "%{z:.3f}"}
+
+
+def _colour_bar(extra: dict, title: str) -> dict:
+    """A colour bar whose ticks read in the values' own units (row colours as 0 to 1, whole numbers as 0.dddd)."""
+    if "customdata" in extra:
+        ticks = {"tickvals": [0, COLOUR_STEPS / 2, COLOUR_STEPS], "ticktext": ["0", "0.5", "1"]}
+        return {"title": {"text": f"{title} ÷ row max"}, **ticks}
+    whole = extra["value"].startswith("0.")
+    return {"title": {"text": title}, **({"tickprefix": "0.", "tickformat": f"0{SHOWN_DECIMALS}d"} if whole else {})}
 
 
 def attention_heatmap(
@@ -109,8 +154,8 @@ def attention_heatmap(
     labels = token_labels(tokens, positions)
     weights = np.asarray(weights, dtype=np.float32)
     signed = bool((weights < 0).any()) if signed is None else signed
-    colours, top, extra = _colour_range(weights, scale, exclude)
-    value = "%{customdata:.3f}" if extra else "%{z:.3f}"
+    colours, top, extra = _colour_range(weights, scale, exclude, signed)
+    value = extra.pop("value")
     heatmap = {
         "type": "heatmap",
         "z": colours,
@@ -119,7 +164,7 @@ def attention_heatmap(
         "zmin": -top if signed else 0.0,
         "zmax": top,
         "colorscale": SIGNED_COLORS if signed else ATTENTION_COLORS,
-        "colorbar": {"title": {"text": f"{value_name} ÷ row max" if extra else value_name}},
+        "colorbar": _colour_bar({**extra, "value": value}, value_name),
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }
@@ -184,7 +229,7 @@ def attention_grid(
     show_ticks = n <= MAX_TICK_LABELS
     attentions = np.asarray(attentions, dtype=np.float32)
     colours, top, extra = _colour_range(attentions, scale, exclude)  # (L, H, N, N)
-    value = "%{customdata:.3f}" if extra else "%{z:.3f}"
+    value, shown = extra.pop("value"), extra.get("customdata")
     figure = go.Figure(_grid_skeleton(num_layers, num_heads, show_ticks))  # a copy: the cached grid stays empty
     cells = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     figure.add_traces(
@@ -197,7 +242,7 @@ def attention_grid(
                 "coloraxis": "coloraxis",
                 "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>query %{{y}}<br>key %{{x}}"
                 f"<br>weight {value}<extra></extra>",
-                **({"customdata": attentions[layer, head]} if extra else {}),
+                **({"customdata": shown[layer, head]} if extra else {}),
             }
             for layer, head in cells
         ],
@@ -206,7 +251,7 @@ def attention_grid(
     )
     figure.update_layout(
         coloraxis_cmax=top,
-        coloraxis_colorbar_title_text="weight ÷ row max" if extra else "weight",
+        coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
         height=int(np.clip(num_layers * (140 + 6 * min(n, MAX_TICK_LABELS)), 320, 1400)),
     )
     if title is not None:

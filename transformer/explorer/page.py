@@ -1,8 +1,9 @@
 """The page around the tabs: reading the sentence, drawing the main views, and the page address.
 
-- ``show_text`` runs the model once and draws the views that follow every analysis (the ``main``
-  views: attention, all heads, positional encoding) from the ``Analysis`` kept in ``gr.State``; their
-  own controls and the colour scale redraw from it without calling the model. It computes no explanation.
+- ``show_text`` runs the model once, keeps the ``Analysis`` in ``gr.State`` and draws the tab on screen when
+  it is a ``main`` view (attention, all heads, positional encoding); the other main views are cleared and
+  drawn from the kept analysis when their tab is opened, so one analysis sends one view's figure. Their own
+  controls and the colour scale redraw from it without calling the model. It computes no explanation.
 - The other tabs are drawn when used: when selected, when one of their controls changes, and, for the
   tab on screen, after each new analysis or colour-scale change. A tab whose numbers need the model keeps
   them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
@@ -17,7 +18,6 @@ from __future__ import annotations
 import json
 
 import gradio as gr
-import plotly.graph_objects as go
 
 from . import analysis, link_store, page_address, runner
 from .analysis import Analysis, EmptyInputError, InputError
@@ -65,11 +65,17 @@ def sync_url_js(address_read: bool = False) -> str:
 """
 
 
-def show_attention(
-    result: Analysis | None, layer: int, head: str, scale: str, leave_out: list[str] | None
-) -> tuple[go.Figure | None, go.Figure | None]:
-    """Redraw the one-head heatmap and the all-heads grid with another colour scale (no model call)."""
-    return attention.show_head(result, layer, head, scale, leave_out), all_heads.show_grid(result, scale, leave_out)
+MAIN_VIEWS = [view.id for view in VIEWS if view.main]  # the order of ``show_text``'s figures
+
+
+def show_main_view(result: Analysis | None, view: str, layer: int, head: str, dims, scale: str, leave_out) -> tuple:
+    """The main views' figures (``MAIN_VIEWS`` order): ``view``'s drawn from the kept analysis, the others None."""
+    drawn = {
+        attention.VIEW.id: lambda: attention.show_head(result, layer, head, scale, leave_out),
+        all_heads.VIEW.id: lambda: all_heads.show_grid(result, scale, leave_out),
+        positional_encoding.VIEW.id: lambda: positional_encoding.show_positions(result, dims),
+    }
+    return tuple(drawn[main]() if main == view else None for main in MAIN_VIEWS)
 
 
 def show_text(
@@ -79,17 +85,19 @@ def show_text(
     dims: list[int] | None,
     scale: str = "global",
     leave_out: list[str] | None = None,
+    view: str = attention.VIEW.id,
 ) -> tuple:
-    """Run the model once on ``text`` and draw the main views (no explanation: those are drawn when used).
+    """Run the model once on ``text``; draw the main view on screen, ``view``, and no other (no explanation).
 
     Returns:
-        (analysis state, prediction, token spans, notice, heatmap, all-heads grid, positional curves).
+        (analysis state, prediction, token spans, notice, heatmap, all-heads grid, positional curves): of
+        the figures only ``view``'s, when it is a main view; the others None (drawn when their tab opens).
         Blank text gives a prompt in the notice and empty views, not an error.
     """
     try:
         result = runner.run_model(text)
     except EmptyInputError as prompt:
-        return None, None, None, str(prompt), None, None, positional_encoding.show_positions(None, dims)
+        return None, None, None, str(prompt), *show_main_view(None, view, layer, head, dims, scale, leave_out)
     except InputError as error:
         raise runner.user_error(error) from None
     return (
@@ -97,8 +105,7 @@ def show_text(
         result.prediction,
         analysis.token_spans(result),
         result.notice or "",
-        *show_attention(result, layer, head, scale, leave_out),
-        positional_encoding.show_positions(result, dims),
+        *show_main_view(result, view, layer, head, dims, scale, leave_out),
     )
 
 
@@ -180,8 +187,9 @@ def restore_view(
     request: gr.Request | None,
     scale: str = "global",
     leave_out: list[str] | None = None,
+    view: str = attention.VIEW.id,
 ) -> tuple:
-    """Page load: take text, layer, head and the colour scale from the address, then draw the main views.
+    """Page load: take text, layer, head, colour scale and view from the address; draw the view if it is a main one.
 
     The page's own values run here unchecked by Gradio (the load event does not preprocess), so a page value
     is used only when it is one of its control's choices, else the control's default; never echoed in an
@@ -201,7 +209,9 @@ def restore_view(
     restored = page_address.choices(params.get("leave_out"), leave_out_values)
     leave_out = _page_choices(leave_out, leave_out_values, []) if restored is None else restored
     dims = page_dims(dims, model)
-    return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out))
+    views = [view.id for view in VIEWS]
+    view = page_address.choice(params.get("view"), views) or _page_choice(view, views, attention.VIEW.id)
+    return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out, view))
 
 
 def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:

@@ -46,6 +46,12 @@ class Drawing:
     triggers: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
 
+    def draw(self, values: dict) -> dict:
+        """{output: value}, the handler run on its inputs' ``values`` (a Gradio dispatcher's input dict)."""
+        drawn = self.handler(*(values[c] for c in self.inputs))
+        drawn = drawn if len(self.outputs) > 1 else (drawn,)  # a one-output handler returns the value itself
+        return dict(zip(self.outputs, drawn, strict=True))
+
 
 @dataclass(frozen=True)
 class Reading:

@@ -4,6 +4,8 @@
 - Gradio's ``/gradio_api/deep_link`` route (mounted whether or not a page uses it) writes a session's every
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
+- The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) goes with them, so
+  every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none, so ``MAX_FILE_SIZE`` refuses any real file; ``DELETE_CACHE`` removes
   temporary files (uploads, downloads) an hour old.
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from . import sessions
+from . import sessions, theme
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
@@ -47,6 +49,8 @@ async def lifespan(app):
 def launch_settings() -> dict:
     """Keyword arguments for ``demo.launch`` (a fresh dict: Gradio changes ``app_kwargs``)."""
     return {
+        "css": theme.PAGE_CSS,
+        "head": theme.PHONE_JS,
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {"lifespan": lifespan},
