@@ -169,11 +169,11 @@ def test_positional_table_is_the_models_own(model):
 
 def test_model_status_names_the_model_and_escapes_the_note(model, tmp_path):
     loaded = types.SimpleNamespace(
-        model=model, source=str(tmp_path), revision=None, device="cpu", metrics={"dev_accuracy": 0.8412}
+        model=model, source=str(tmp_path), revision=None, device="cpu", metrics={"dev": {"sst2": 0.8, "mean": 0.8412}}
     )
     status = analysis.model_status(loaded, note="Could not load <b>x</b>")
     parameters = sum(p.numel() for p in model.parameters())
     for part in (str(tmp_path), "local folder", "cpu", f"{parameters:,} parameters", "84.1%", "&lt;b&gt;x"):
         assert part in status
     hub = types.SimpleNamespace(model=model, source="someone/sentiment", revision=None, device="cuda:0", metrics={})
-    assert "revision main" in analysis.model_status(hub) and "dev accuracy n/a" in analysis.model_status(hub)
+    assert "revision main" in analysis.model_status(hub) and "mean dev accuracy n/a" in analysis.model_status(hub)

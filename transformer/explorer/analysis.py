@@ -249,20 +249,20 @@ def model_source(source: str) -> str:
 
 
 def model_status(loaded, note: str | None = None) -> str:
-    """One Markdown line for the page: source, revision, device, parameter count and dev accuracy.
+    """One Markdown line for the page: source, revision, device, parameter count and mean dev accuracy.
 
     Args:
         loaded: a ``transformer.loading.LoadedModel``.
         note: why the app is not on the model it was asked for, if so.
     """
     parameter_count = sum(p.numel() for p in loaded.model.parameters())
-    accuracy = (loaded.metrics or {}).get("dev_accuracy")
+    accuracy = (loaded.metrics or {}).get("dev", {}).get("mean")  # the selection score of transformer.train
     parts = [
         f"**Model** {html.escape(model_source(loaded.source))}",
         f"revision {html.escape(loaded.revision or ('local folder' if Path(loaded.source).is_dir() else 'main'))}",
         f"device {html.escape(str(loaded.device))}",
         f"{parameter_count:,} parameters",
-        "dev accuracy " + ("n/a" if accuracy is None else f"{accuracy:.1%}"),
+        "mean dev accuracy " + ("n/a" if accuracy is None else f"{accuracy:.1%}"),
     ]
     line = " · ".join(parts)
     return line if note is None else f"{line}  \n⚠️ {html.escape(note)}"
