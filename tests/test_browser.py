@@ -108,9 +108,12 @@ def test_copied_link_reproduces_the_view(page, url, tmp_path, monkeypatch, words
     wait_for_heatmap_with(page, "Layer 1, mean of all heads", "funny")
     # The address is rewritten once the page-load steps finish; on busy cores that can trail the heatmap.
     page.wait_for_function("() => new URL(location.href).searchParams.get('head') === 'mean'")
-    page.evaluate("() => navigator.clipboard.writeText('')")  # the page is shared: no earlier case's link
+    before = page.evaluate("() => navigator.clipboard.readText()")  # the page is shared: an earlier case's link
     page.get_by_role("button", name="Copy link to this view").click()
-    page.wait_for_function("async () => (await navigator.clipboard.readText()).includes('link=')")
+    page.wait_for_function(
+        "async (old) => { const t = await navigator.clipboard.readText(); return t.includes('link=') && t !== old; }",
+        arg=before,
+    )
     link = page.evaluate("() => navigator.clipboard.readText()")
     (kept,) = tmp_path.iterdir()
     assert json.loads(kept.read_text())["text"] == text and kept.stat().st_size < 2 * len(text) + 200  # inputs only
