@@ -52,7 +52,7 @@ def page(url):
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
         page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.set_default_timeout(30_000)
+        page.set_default_timeout(60_000)
         yield page
         browser.close()
 

@@ -329,7 +329,7 @@ def browser():
 @pytest.fixture
 def page(browser):
     page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(30_000)
+    page.set_default_timeout(60_000)
     yield page
     page.close()
 
