@@ -1,7 +1,7 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
-Set UPDATE_SCREENSHOT=1 to also refresh assets/screenshot.png and its dark twin, assets/screenshot-dark.png,
-from the bundled model.
+Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots from the bundled model: assets/screenshot.png,
+its dark twin assets/screenshot-dark.png, and the Head atlas tab, assets/screenshot-atlas.png.
 """
 
 import io
@@ -29,7 +29,11 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--no-first-run",
 ]
-SCREENSHOTS = {"light": ROOT / "assets" / "screenshot.png", "dark": ROOT / "assets" / "screenshot-dark.png"}
+SCREENSHOTS = {
+    "light": ROOT / "assets" / "screenshot.png",
+    "dark": ROOT / "assets" / "screenshot-dark.png",
+    "atlas": ROOT / "assets" / "screenshot-atlas.png",
+}
 TIMEOUT_MS = 60_000  # a ceiling, not a target: on 2 busy cores a first draw can take 30 s
 
 pytestmark = [
@@ -210,8 +214,8 @@ def test_compare_view_shows_both_sentences_and_their_difference(page, url):
 
 
 @pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
-@pytest.mark.parametrize("theme", ["light", "dark"])
-def test_update_screenshot_of_the_bundled_model(browser, theme):
+@pytest.mark.parametrize("shot", list(SCREENSHOTS))
+def test_update_screenshot_of_the_bundled_model(browser, shot):
     port = free_port()
     env = {key: value for key, value in os.environ.items() if key not in ("MODEL_ID", "MODEL_REVISION")}
     process = subprocess.Popen([sys.executable, "app.py", "--port", str(port)], cwd=ROOT, env=env)
@@ -224,15 +228,20 @@ def test_update_screenshot_of_the_bundled_model(browser, theme):
         page = browser.new_page(viewport={"width": 1280, "height": 1000})
         page.set_default_timeout(TIMEOUT_MS)
         text = quote("The plot is thin, but the cast is great.")
-        page.goto(f"{served}?__theme={theme}&text={text}&layer=1&head=1")
-        wait_for_heatmap_with(page, "Layer 1, head 1")
+        if shot == "atlas":
+            page.goto(f"{served}?text={text}&view=head-atlas")
+            page.wait_for_function("() => document.querySelector('#atlas-table')?.textContent.includes('L2 H4')")
+            page.locator("#atlas-plot .main-svg").first.wait_for()
+        else:
+            page.goto(f"{served}?__theme={shot}&text={text}&layer=1&head=1")
+            wait_for_heatmap_with(page, "Layer 1, head 1")
         page.locator("#prediction").get_by_text("%").first.wait_for()
-        page.screenshot(path=str(SCREENSHOTS[theme]), full_page=True)
+        page.screenshot(path=str(SCREENSHOTS[shot]), full_page=True)
         page.close()
     finally:
         process.terminate()
         process.wait(timeout=20)
-    assert SCREENSHOTS[theme].stat().st_size > 10_000
+    assert SCREENSHOTS[shot].stat().st_size > 10_000
 
 
 def _answers(url: str) -> bool:
