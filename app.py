@@ -136,11 +136,16 @@ def build_demo() -> gr.Blocks:
             """Make ``view`` the current view and draw it from the dispatcher's input ``values``.
 
             A main view is drawn only from an analysis, and (``main`` False) not just after one, which drew it.
-            Gradio selects the first tab as the page mounts: that must not clear what the page load draws.
             """
             if view not in drawings or (view in MAIN_VIEWS and (not main or values[page.result] is None)):
                 return {current_view: view}
             return {current_view: view, **drawings[view].draw(values)}
+
+        def open_view(view: str, values: dict) -> dict:
+            """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
+            request reaches the queue; it names the view already current, so it changes nothing (the load draws).
+            """
+            return {current_view: gr.skip()} if view == values[current_view] else show_view(view, values)
 
         def show_current_view(values: dict, main: bool = False) -> dict:
             """Redraw the view on screen: after an analysis its explanation tab; on a new colour scale any tab."""
@@ -168,7 +173,7 @@ def build_demo() -> gr.Blocks:
             analysed.success(**recolour).success(**sync_url)
         gr.on([scale.input, leave_out.input], **recolour).success(**sync_url)
         for view_id, (tab, drawing) in tabs_drawn.items():
-            tab.select(functools.partial(show_view, view_id), view_inputs, view_outputs, **private).success(**sync_url)
+            tab.select(functools.partial(open_view, view_id), view_inputs, view_outputs, **private).success(**sync_url)
             if drawing.triggers:
                 gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private).success(**sync_url)
 

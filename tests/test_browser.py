@@ -377,5 +377,6 @@ def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url):
         assert page.get_by_role("tab", name="Head knockout").get_attribute("aria-selected") == "true"
         assert page.locator("#knockout-prediction").text_content().count("%") == 2
         assert page.locator("#heads-off").get_by_label("L1 H2").is_checked()
+        assert page.locator("#attention-heatmap svg.main-svg").count() == 0  # the hidden tab was not drawn
     finally:
         context.close()

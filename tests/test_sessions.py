@@ -55,6 +55,17 @@ def test_a_closed_page_releases_its_session(app, url):
         other.close()
 
 
+def test_a_session_keeps_its_state_but_no_figure_sent(app, url):
+    caller = analysed_session(app, url)  # the page load drew the Attention heatmap and sent it
+    try:
+        session = app.demo.state_holder.session_data[caller.session_hash]
+        assert isinstance(session, sessions.LeanSession)
+        assert holds_analysis(app, caller.session_hash)
+        assert list(session.components) == []  # Gradio's copy of each value sent, the heatmap's JSON included
+    finally:
+        caller.close()
+
+
 def test_an_idle_session_expires(app, url, monkeypatch):
     caller = analysed_session(app, url)
     try:

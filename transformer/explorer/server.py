@@ -1,6 +1,7 @@
 """How the explorer is served so that traffic cannot exhaust memory or disk: the launch settings.
 
-- Sessions: at most ``sessions.SESSION_CAPACITY``, released when their page closes or goes idle.
+- Sessions: at most ``sessions.SESSION_CAPACITY``, lean (``sessions.LeanSession``), released when their page
+  closes or goes idle.
 - Gradio's ``/gradio_api/deep_link`` route (mounted whether or not a page uses it) writes a session's every
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
@@ -35,9 +36,9 @@ def close_gradio_deep_links(app) -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(app):
-    """While the server runs: Gradio's deep links closed, idle sessions swept."""
+    """While the server runs: Gradio's deep links closed, lean sessions, idle ones swept."""
     close_gradio_deep_links(app)
-    sweeping = asyncio.create_task(sessions.sweep_idle(app.state_holder))
+    sweeping = asyncio.create_task(sessions.sweep_idle(sessions.lean_sessions(app)))
     try:
         yield
     finally:

@@ -5,6 +5,10 @@ Gradio keeps every session (its ``gr.State`` values and the last value of every 
 ``state_session_capacity`` sessions exist; a closed page only marks its ``gr.State`` values to go an hour
 later. Here a closed page (``demo.unload``, run when its heartbeat connection ends) and an idle session
 (swept every ``SWEEP_SECONDS``) are dropped whole, so memory follows the sessions that are open.
+
+A session here is a ``LeanSession``: it keeps what handlers read (``gr.State`` values, components changed
+by an update) but not Gradio's copy of every component's configuration and last value sent, every figure
+included, which only Gradio's deep-link route reads (``server`` replaces that route).
 """
 
 from __future__ import annotations
@@ -13,12 +17,48 @@ import asyncio
 import datetime
 
 import gradio as gr
+from gradio.state_holder import SessionState, StateHolder
 
 IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyse again)
 SWEEP_SECONDS = 5  # how often idle sessions are looked for
 # Sessions held at once, the oldest dropped first. The worst case (every tab open on a 256-token sentence,
 # measured in README "Performance and reliability") times this fits in half of a 16 GB CPU Space.
 SESSION_CAPACITY = 1000
+
+
+class LeanSession(SessionState):
+    """Gradio 6.31's session without ``config_values``: the configuration and last sent value of each component."""
+
+    def __init__(self, blocks: gr.Blocks):
+        super().__init__(blocks)
+        self.config_values = {}
+
+    def __setitem__(self, key: int, value) -> None:
+        super().__setitem__(key, value)
+        self.config_values.pop(key, None)
+
+    def _update_config(self, key: int) -> None:
+        """Gradio records a component's new configuration here for its deep links; nothing to keep."""
+
+    def _update_value_in_config(self, key: int, value) -> None:
+        """Gradio records each value sent (a figure's whole JSON) here for its deep links; nothing to keep."""
+
+
+class LeanSessions(StateHolder):
+    """Gradio's ``StateHolder`` (sessions by hash, oldest dropped past ``capacity``) holding ``LeanSession``s."""
+
+    def __getitem__(self, session_id: str) -> SessionState:
+        if session_id not in self.session_data:
+            self.session_data[session_id] = LeanSession(self.blocks)
+        return super().__getitem__(session_id)
+
+
+def lean_sessions(app) -> LeanSessions:
+    """Give the FastAPI ``app`` Gradio made (before it serves anything) a ``LeanSessions`` holder; returns it."""
+    holder = LeanSessions()
+    holder.set_blocks(app.get_blocks())  # also points the Blocks at it
+    app.state_holder = holder
+    return holder
 
 
 def drop_session(holder, session_hash: str) -> bool:
