@@ -29,6 +29,7 @@ from transformer.explorer.page import (
     URL_PARAMS,
     VIEW_PARAMS,
     copy_link_js,
+    on_screen_view_js,
     page_dims,
     predict,
     restore_controls,
@@ -162,15 +163,16 @@ def build_demo() -> gr.Blocks:
         main_outputs = [drawings[view].outputs[0] for view in MAIN_VIEWS]  # heatmap, grid, curves
         main_views = [page.result, prediction, tokens_view, notice, *main_outputs]
         analyse_inputs = [text_box, page.layer, page.head, page.dims, scale, leave_out, current_view]
-        analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views)
-        # The address follows the analysis at once, and the tab on screen once it is redrawn: a tab chosen
-        # while the analysis ran (the Errors tab opens a sentence in Attention) is drawn from the new one.
+        # The analysis draws the main view on screen (the tab shown, even if chosen an instant before), and
+        # then an explanation tab on screen is redrawn from it; the address follows each.
+        on_screen = on_screen_view_js(len(analyse_inputs))
+        analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views, js=on_screen)
         for analysed in (
             gr.on([analyze_button.click, text_box.submit], **analyse, **private),
             examples.load_input_event.then(**analyse, **private),
         ):
             analysed.success(**sync_url)
-            analysed.success(**recolour).success(**sync_url)
+            analysed.success(**refresh).success(**sync_url)
         gr.on([scale.input, leave_out.input], **recolour).success(**sync_url)
         for view_id, (tab, drawing) in tabs_drawn.items():
             tab.select(functools.partial(open_view, view_id), view_inputs, view_outputs, **private).success(**sync_url)

@@ -6,7 +6,7 @@ gradio_client callers, each with a fresh session, call every API endpoint once; 
 Gradio's deep-link route is called for each API session. After the round the server's resident memory and
 the bytes its temporary folder holds are printed. The app runs in a subprocess with its own TMPDIR.
 
-    python -m benchmarks.soak --rounds 3 --visits 4 --clients 1
+    python -m benchmarks.soak --rounds 3 --visits 12 --clients 1 --minutes 10
 """
 
 import argparse
@@ -23,6 +23,7 @@ from .load import free_port, rss_mb, start_server
 VIEWS = [("Head knockout", "#knockout-summary p"), ("Attributions", "#attribution-summary p")]
 VIEWS += [("Rollout", "#rollout-shares svg.main-svg"), ("Inside one head", "#head-plot svg.main-svg")]
 WORDS = 300
+LAST_VISIT_SECONDS = 60  # room left for the last visit, the API callers and the measurement
 
 
 def folder_bytes(folder: Path) -> tuple[int, int]:
@@ -31,10 +32,12 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
     return sum(sizes), len(sizes)
 
 
-def visit(browser, url: str, text: str) -> None:
-    """One visitor: analyse ``text``, copy a link, open the explanation tabs, copy another link, leave."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+def visit(context, url: str, text: str) -> None:
+    """One visitor: analyse ``text``, copy a link, open the explanation tabs, copy another link, leave.
+
+    Visitors share one browser ``context`` (its cache: the page's scripts are fetched once, as a returning
+    visitor's are), each in a tab of their own, closed at the end: a new session each time.
+    """
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:
@@ -50,7 +53,7 @@ def visit(browser, url: str, text: str) -> None:
             page.locator(drawn).first.wait_for()
         copy_link(page)
     finally:
-        context.close()  # the tab closes: its heartbeat ends
+        page.close()  # the tab closes: its heartbeat ends
 
 
 def copy_link(page) -> None:
@@ -80,10 +83,10 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--visits", type=int, default=4, help="browser sessions per round")
+    parser.add_argument("--visits", type=int, default=12, help="browser sessions per round")
     parser.add_argument("--clients", type=int, default=1, help="API callers (fresh sessions) per round")
     parser.add_argument("--settle", type=float, default=20, help="seconds after a round before measuring")
-    parser.add_argument("--minutes", type=float, default=7, help="start no round after this long")
+    parser.add_argument("--minutes", type=float, default=10, help="the most it runs: no visit starts too late")
     args = parser.parse_args(argv)
 
     started = time.monotonic()
@@ -98,12 +101,18 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{0:>5} {'':>6} {'':>16} {'':>6} {before:>7.0f}", flush=True)
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            context = browser.new_context(viewport={"width": 1280, "height": 900})
+            context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+            last_start = started + 60 * args.minutes - args.settle - LAST_VISIT_SECONDS
             for round_ in range(1, args.rounds + 1):
-                if time.monotonic() - started > 60 * args.minutes:
+                if time.monotonic() > last_start:
                     print("time is up: no more rounds", flush=True)
                     break
                 for i in range(args.visits):
-                    visit(browser, url, sentence(f"visit {round_} {i}", WORDS))
+                    if time.monotonic() > last_start:
+                        print(f"time is up: round {round_} measured after {i} visits", flush=True)
+                        break
+                    visit(context, url, sentence(f"visit {round_} {i}", WORDS))
                 failed = sum(api_client(url, sentence(f"client {round_} {i}", WORDS)) for i in range(args.clients))
                 blob = {"files": ("blob.bin", os.urandom(5_000_000))}
                 upload = httpx.post(f"{url}gradio_api/upload", files=blob, trust_env=False, timeout=60).status_code

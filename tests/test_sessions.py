@@ -39,7 +39,9 @@ def wait_until(condition, seconds: float) -> bool:
     return condition()
 
 
-def test_a_closed_page_releases_its_session(app, url):
+def test_a_closed_page_releases_its_session_and_the_memory_it_freed(app, url, monkeypatch):
+    returned = []
+    monkeypatch.setattr(sessions, "return_freed_memory", lambda: returned.append(True))  # read by the running sweep
     caller = analysed_session(app, url)
     other = analysed_session(app, url)
     try:
@@ -50,6 +52,7 @@ def test_a_closed_page_releases_its_session(app, url):
         # closing the connection is closing the tab: Gradio runs the unload event, which drops the session whole
         assert wait_until(lambda: caller.session_hash not in app.demo.state_holder.session_data, 10)
         assert holds_analysis(app, other.session_hash)  # the page still open keeps its own
+        assert wait_until(lambda: returned, 3 * sessions.SWEEP_SECONDS)  # the next sweep hands the heap back
     finally:
         caller.close()
         other.close()
@@ -64,6 +67,21 @@ def test_a_session_keeps_its_state_but_no_figure_sent(app, url):
         assert list(session.components) == []  # Gradio's copy of each value sent, the heatmap's JSON included
     finally:
         caller.close()
+
+
+def resident_mb() -> float:
+    return int(Path("/proc/self/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+@pytest.mark.skipif(sessions.MALLOC_TRIM is None or not Path("/proc/self/statm").exists(), reason="glibc on Linux")
+def test_freed_memory_goes_back_to_the_system():
+    blocks = [bytes(4000) + bytes([i % 256]) for i in range(50_000)]  # 200 MB of malloc'd (not pymalloc) objects
+    kept = blocks[::16]  # a few stay alive across the heap, as a live session's would, so it cannot just shrink
+    del blocks
+    freed = resident_mb()
+    assert sessions.return_freed_memory()
+    assert freed - resident_mb() > 100  # about 190 MB were free but still resident
+    assert len(kept) == 3125
 
 
 def test_an_idle_session_expires(app, url, monkeypatch):

@@ -65,6 +65,25 @@ def sync_url_js(address_read: bool = False) -> str:
 """
 
 
+def on_screen_view_js(inputs: int) -> str:
+    """JavaScript run before an analysis: its last input, the view to draw, becomes the tab on screen.
+
+    The page's current view changes only when a tab's select event comes back from the server; a tab
+    chosen just before Analyze (the Errors tab opens a sentence in Attention) is already on screen.
+    Gradio passes the event's ``inputs`` then its outputs; what it returns are the inputs sent.
+    """
+    titles = {view.title: view.id for view in VIEWS}
+    return f"""
+(...values) => {{
+    const inputs = values.slice(0, {inputs});
+    const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
+    const view = {json.dumps(titles)}[tab?.textContent.trim()];
+    if (view) inputs[{inputs} - 1] = view;
+    return inputs;
+}}
+"""
+
+
 MAIN_VIEWS = [view.id for view in VIEWS if view.main]  # the order of ``show_text``'s figures
 
 

@@ -14,6 +14,8 @@ included, which only Gradio's deep-link route reads (``server`` replaces that ro
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import ctypes.util
 import datetime
 
 import gradio as gr
@@ -45,7 +47,14 @@ class LeanSession(SessionState):
 
 
 class LeanSessions(StateHolder):
-    """Gradio's ``StateHolder`` (sessions by hash, oldest dropped past ``capacity``) holding ``LeanSession``s."""
+    """Gradio's ``StateHolder`` (sessions by hash, oldest dropped past ``capacity``) holding ``LeanSession``s.
+
+    ``dropped`` counts the sessions ``drop_session`` released, so the sweep knows when memory was freed.
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.dropped = 0
 
     def __getitem__(self, session_id: str) -> SessionState:
         if session_id not in self.session_data:
@@ -61,11 +70,12 @@ def lean_sessions(app) -> LeanSessions:
     return holder
 
 
-def drop_session(holder, session_hash: str) -> bool:
-    """Forget everything Gradio keeps for ``session_hash`` in the ``StateHolder``; True if it was there."""
+def drop_session(holder: LeanSessions, session_hash: str) -> bool:
+    """Forget everything Gradio keeps for ``session_hash`` in the ``holder``; True if it was there."""
     with holder.lock:
         session = holder.session_data.pop(session_hash, None)
         holder.time_last_used.pop(session_hash, None)
+        holder.dropped += session is not None
     if session is None:
         return False
     for state, value, _ in list(session.state_components):
@@ -73,7 +83,7 @@ def drop_session(holder, session_hash: str) -> bool:
     return True
 
 
-def drop_idle(holder, idle_seconds: float) -> int:
+def drop_idle(holder: LeanSessions, idle_seconds: float) -> int:
     """Drop every session with no request for ``idle_seconds``; returns how many went."""
     cutoff = datetime.datetime.now() - datetime.timedelta(seconds=idle_seconds)
     idle = [key for key, used in list(holder.time_last_used.items()) if used < cutoff]
@@ -89,8 +99,36 @@ def release_on_unload(demo: gr.Blocks) -> None:
     demo.unload(release)
 
 
-async def sweep_idle(holder) -> None:
-    """Forever: every ``SWEEP_SECONDS``, drop the sessions idle for ``IDLE_SECONDS`` (read each time)."""
+def _libc_malloc_trim():
+    """glibc's ``malloc_trim``, or None where the C library is not glibc (macOS, musl)."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+MALLOC_TRIM = _libc_malloc_trim()
+
+
+def return_freed_memory() -> bool:
+    """Give the heap pages that dropped sessions freed back to the system; True where the C library can.
+
+    glibc keeps freed memory in its per-thread arenas (Gradio runs handlers on many threads), so without
+    this the server's resident memory stays at its peak after sessions go.
+    """
+    if MALLOC_TRIM is None:
+        return False
+    MALLOC_TRIM(0)
+    return True
+
+
+async def sweep_idle(holder: LeanSessions) -> None:
+    """Forever: every ``SWEEP_SECONDS``, drop the sessions idle for ``IDLE_SECONDS`` (read each time) and, when
+    sessions went since the last round (closed pages included), return the memory they freed."""
+    returned = holder.dropped
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         drop_idle(holder, IDLE_SECONDS)
+        if holder.dropped != returned:
+            returned = holder.dropped
+            await asyncio.to_thread(return_freed_memory)
