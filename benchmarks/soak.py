@@ -6,7 +6,8 @@ gradio_client callers, each with a fresh session, call every API endpoint once; 
 Gradio's deep-link route is called for each API session. After the round the server's resident memory and
 the bytes its temporary folder holds are printed. The app runs in a subprocess with its own TMPDIR.
 
-    python -m benchmarks.soak --rounds 3 --visits 12 --clients 1 --minutes 10
+    python -m benchmarks.soak --rounds 3 --visits 8 --clients 1 --minutes 10   # = make soak
+    python -m benchmarks.soak --visits 12 --minutes 16   # the README's run: three rounds of 12
 """
 
 import argparse
@@ -83,7 +84,7 @@ def main(argv: list[str] | None = None) -> None:
 
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--visits", type=int, default=12, help="browser sessions per round")
+    parser.add_argument("--visits", type=int, default=8, help="browser sessions per round (about 20 s each here)")
     parser.add_argument("--clients", type=int, default=1, help="API callers (fresh sessions) per round")
     parser.add_argument("--settle", type=float, default=20, help="seconds after a round before measuring")
     parser.add_argument("--minutes", type=float, default=10, help="the most it runs: no visit starts too late")
@@ -108,11 +109,14 @@ def main(argv: list[str] | None = None) -> None:
                 if time.monotonic() > last_start:
                     print("time is up: no more rounds", flush=True)
                     break
+                took = []
                 for i in range(args.visits):
                     if time.monotonic() > last_start:
                         print(f"time is up: round {round_} measured after {i} visits", flush=True)
                         break
+                    begun = time.monotonic()
                     visit(context, url, sentence(f"visit {round_} {i}", WORDS))
+                    took.append(time.monotonic() - begun)
                 failed = sum(api_client(url, sentence(f"client {round_} {i}", WORDS)) for i in range(args.clients))
                 blob = {"files": ("blob.bin", os.urandom(5_000_000))}
                 upload = httpx.post(f"{url}gradio_api/upload", files=blob, trust_env=False, timeout=60).status_code
@@ -120,8 +124,9 @@ def main(argv: list[str] | None = None) -> None:
                 rss = rss_mb(server.pid)
                 links = folder_bytes(temp / "attention-explorer-links")
                 temp_all = folder_bytes(temp)
+                print(f"visits took {' '.join(f'{t:.0f}' for t in took)} s", flush=True)
                 print(
-                    f"{round_:>5} {args.visits:>6} {failed:>16} {upload:>6} {rss:>7.0f} {rss - before:>+6.0f} "
+                    f"{round_:>5} {len(took):>6} {failed:>16} {upload:>6} {rss:>7.0f} {rss - before:>+6.0f} "
                     f"{links[1]:>5} {links[0] / 1024:>7.1f} {temp_all[0] / 1024:>8.0f} {temp_all[1]:>10}",
                     flush=True,
                 )

@@ -28,6 +28,8 @@ ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
 SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for less
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
+LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels
+AXIS_TITLE_PX = 45  # an axis title and its gap to the tick labels
 _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
 TEMPLATE = go.layout.Template(
     layout={
@@ -168,13 +170,21 @@ def attention_heatmap(
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }
+    # Margins that fit the longest label, set here: plotly's automargin costs the browser a second layout
+    # pass, most of a heatmap's drawing time (the phone layout, ``theme.PHONE_JS``, turns it back on).
+    label_px = LABEL_CHAR_PX * max((len(label) for label in labels), default=1)
     layout = {
         "template": TEMPLATE,
         "title": {"text": html.escape(title, quote=False)},
         "height": int(np.clip(220 + 16 * len(labels), 360, 900)),
-        "margin": {"l": 10, "r": 10, "t": 50, "b": 10},
-        "xaxis": {"title": {"text": "key (attended to)"}, "type": "category", "tickangle": -45},
-        "yaxis": {"title": {"text": "query (attending)"}, "type": "category", "autorange": "reversed"},
+        "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(0.71 * label_px) + AXIS_TITLE_PX},
+        "xaxis": {"title": {"text": "key (attended to)"}, "type": "category", "tickangle": -45, "automargin": False},
+        "yaxis": {
+            "title": {"text": "query (attending)"},
+            "type": "category",
+            "autorange": "reversed",
+            "automargin": False,
+        },
     }
     return go.Figure(data=[heatmap], layout=layout)
 

@@ -23,8 +23,9 @@ from gradio.state_holder import SessionState, StateHolder
 
 IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyse again)
 SWEEP_SECONDS = 5  # how often idle sessions are looked for
-# Sessions held at once, the oldest dropped first. The worst case (every tab open on a 256-token sentence,
-# measured in README "Performance and reliability") times this fits in half of a 16 GB CPU Space.
+# Sessions held at once, the oldest dropped first. A session with every tab open holds 1.35 MB with the
+# bundled model (it reads 128 tokens) and 5.3 MB with one that reads 256 (``benchmarks.session_size``,
+# README "Performance and reliability"): 1,000 of the latter, 5.3 GB, fit in a third of a 16 GB CPU Space.
 SESSION_CAPACITY = 1000
 
 

@@ -10,8 +10,9 @@ theme is known only in the browser (Gradio puts ``dark`` on ``<body>`` for ``?__
   weight (on the light page, darker is more), and a diverging scale keeps red for more and blue for less;
 - under ``PHONE_PX`` wide, rows stack, figures take the whole width and nothing scrolls the page sideways;
   ``PHONE_JS`` lays each figure out for the width as plotly draws it (the server draws one figure for every
-  screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits)
-  and a grid of small multiples (every head) goes to two columns, one under 360 px.
+  screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits),
+  the axes size their margins to them (``automargin``, which desktop heatmaps do without), and a grid of
+  small multiples (every head) goes to two columns, one under 360 px.
 """
 
 PHONE_PX = 640  # below this page width the layout is the phone's
@@ -56,7 +57,7 @@ PHONE_JS = f"""
     const axis = layout.coloraxis;
     if (axis) layout.coloraxis = {{...axis, colorbar: {{...axis.colorbar, ...bar}}}};
     for (const name of Object.keys(layout)) {{
-      if (/^[xy]axis\\d*$/.test(name)) layout[name] = {{...layout[name], tickfont: {{size: 9}}}};
+      if (/^[xy]axis\\d*$/.test(name)) layout[name] = {{...layout[name], tickfont: {{size: 9}}, automargin: true}};
     }}
     const cells = data.filter((trace) => trace.type === "heatmap" && trace.coloraxis);
     if (cells.length > 2) {{  // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
