@@ -30,6 +30,7 @@ SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
 LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels
 AXIS_TITLE_PX = 45  # an axis title and its gap to the tick labels
+SLANT_HEIGHT = 0.71  # a label turned 45° (the key axis's) rises sin 45° of its length
 _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
 TEMPLATE = go.layout.Template(
     layout={
@@ -177,7 +178,7 @@ def attention_heatmap(
         "template": TEMPLATE,
         "title": {"text": html.escape(title, quote=False)},
         "height": int(np.clip(220 + 16 * len(labels), 360, 900)),
-        "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(0.71 * label_px) + AXIS_TITLE_PX},
+        "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(SLANT_HEIGHT * label_px) + AXIS_TITLE_PX},
         "xaxis": {"title": {"text": "key (attended to)"}, "type": "category", "tickangle": -45, "automargin": False},
         "yaxis": {
             "title": {"text": "query (attending)"},
