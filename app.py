@@ -24,7 +24,9 @@ from transformer.explorer import analysis
 from transformer.explorer.colour import LEAVE_OUT
 from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import (
+    GLOBAL_PARAMS,
     MAIN_VIEWS,
+    REDRAW_ID,
     TEXT_PARAMS,
     URL_PARAMS,
     VIEW_PARAMS,
@@ -125,59 +127,68 @@ def build_demo() -> gr.Blocks:
         )
         current_view = gr.Textbox("attention", visible=False, elem_id="current-view")
         tabs_drawn = {}
-        with gr.Tabs(elem_id="views") as tabs:
+        with gr.Tabs(elem_id="views"):
             for view in VIEWS:
                 with gr.Tab(view.title, id=view.id) as tab:
                     tabs_drawn[view.id] = (tab, view.layout(page))
         drawings = {view_id: drawing for view_id, (_, drawing) in tabs_drawn.items()}
-        view_inputs = {current_view, *(c for drawing in drawings.values() for c in drawing.inputs)}
-        view_outputs = [current_view, *(c for drawing in drawings.values() for c in drawing.outputs)]
+        # Each view is drawn by events that name only its own components (a tab select, its controls, a
+        # hidden redraw button that the page's script presses for the tab on screen): Gradio refreshes the
+        # loading status of every component any event of the page has named, on every message of every event.
+        redraw_buttons = {view_id: gr.Button(visible="hidden", elem_id=REDRAW_ID + view_id) for view_id in drawings}
 
-        def show_view(view: str, values: dict, main: bool = True) -> dict:
-            """Make ``view`` the current view and draw it from the dispatcher's input ``values``.
-
-            A main view is drawn only from an analysis, and (``main`` False) not just after one, which drew it.
-            """
-            if view not in drawings or (view in MAIN_VIEWS and (not main or values[page.result] is None)):
-                return {current_view: view}
-            return {current_view: view, **drawings[view].draw(values)}
+        def draw_view(view: str, values: dict) -> dict:
+            """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is)."""
+            if view in MAIN_VIEWS and values[page.result] is None:
+                return {output: gr.skip() for output in drawings[view].outputs}
+            return drawings[view].draw(values)
 
         def open_view(view: str, values: dict) -> dict:
             """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
             request reaches the queue; it names the view already current, so it changes nothing (the load draws).
             """
-            return {current_view: gr.skip()} if view == values[current_view] else show_view(view, values)
-
-        def show_current_view(values: dict, main: bool = False) -> dict:
-            """Redraw the view on screen: after an analysis its explanation tab; on a new colour scale any tab."""
-            return show_view(values[current_view], values, main)
+            return (
+                {current_view: gr.skip()}
+                if view == values[current_view]
+                else {current_view: view} | draw_view(view, values)
+            )
 
         page_controls = {"text": text_box, "view": current_view, "layer": page.layer, "head": page.head}
         page_controls |= {"scale": scale, "leave_out": leave_out}
         url_controls = page_controls | {k: c for drawing in drawings.values() for k, c in drawing.controls.items()}
-        sync_url = dict(fn=None, inputs=[url_controls[name] for name in URL_PARAMS], js=sync_url_js())
         private = dict(trigger_mode="always_last", api_visibility="private")
-        refresh = dict(fn=show_current_view, inputs=view_inputs, outputs=view_outputs, **private)
-        recolour = refresh | {"fn": functools.partial(show_current_view, main=True)}
 
+        def sync_url(names: list[str] = URL_PARAMS, **options) -> dict:
+            """The js-only step that writes the address from ``names`` (``sync_url_js``), and may press a redraw."""
+            return dict(fn=None, inputs=[url_controls[name] for name in names], js=sync_url_js(names, **options))
+
+        def view_names(view: str) -> list[str]:
+            """The address parameters of ``view``'s own events: the global ones and the view's."""
+            return GLOBAL_PARAMS + VIEW_PARAMS.get(view, [])
+
+        explanations = [view_id for view_id in drawings if view_id not in MAIN_VIEWS]
         main_outputs = [drawings[view].outputs[0] for view in MAIN_VIEWS]  # heatmap, grid, curves
         main_views = [page.result, prediction, tokens_view, notice, *main_outputs]
         analyse_inputs = [text_box, page.layer, page.head, page.dims, scale, leave_out, current_view]
-        # The analysis draws the main view on screen (the tab shown, even if chosen an instant before), and
-        # then an explanation tab on screen is redrawn from it; the address follows each.
+        # The analysis draws the main view on screen (the tab shown, even if chosen an instant before); then
+        # the address follows, and an explanation tab on screen is redrawn from the analysis.
         on_screen = on_screen_view_js(len(analyse_inputs))
         analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views, js=on_screen)
         for analysed in (
             gr.on([analyze_button.click, text_box.submit], **analyse, **private),
             examples.load_input_event.then(**analyse, **private),
         ):
-            analysed.success(**sync_url)
-            analysed.success(**refresh).success(**sync_url)
-        gr.on([scale.input, leave_out.input], **recolour).success(**sync_url)
+            analysed.success(**sync_url(redraw=explanations))
+        gr.on([scale.input, leave_out.input], **sync_url(redraw=list(drawings)))  # a new colour scale: any view
         for view_id, (tab, drawing) in tabs_drawn.items():
-            tab.select(functools.partial(open_view, view_id), view_inputs, view_outputs, **private).success(**sync_url)
+            own_inputs, own_outputs = {current_view, *drawing.inputs}, [current_view, *drawing.outputs]
+            opened = tab.select(functools.partial(open_view, view_id), own_inputs, own_outputs, **private)
+            opened.success(**sync_url(view_names(view_id)))
+            redraw = functools.partial(draw_view, view_id)
+            redraw_buttons[view_id].click(redraw, set(drawing.inputs), drawing.outputs, **private)
             if drawing.triggers:
-                gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private).success(**sync_url)
+                changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private)
+                changed.success(**sync_url(view_names(view_id)))
 
         shared = share_button.click(share_link, [url_controls[name] for name in URL_PARAMS], link_key, **private)
         shared.success(None, link_key, None, js=copy_link_js())
@@ -185,7 +196,7 @@ def build_demo() -> gr.Blocks:
         restored = [url_controls[name] for name in ["view", *(n for names in VIEW_PARAMS.values() for n in names)]]
 
         def restore(result, shown_dims, request: gr.Request) -> dict:
-            """Set the view's tab and every control the later steps read: from the address, else its default.
+            """Set the view and every control the later steps read: from the address, else its default.
 
             A deep-linked page holds whatever its maker's session sent, unchecked; each choice control gets
             a valid value here (the dimensions: the page's if valid), so no later step sends Gradio a value
@@ -197,7 +208,6 @@ def build_demo() -> gr.Blocks:
             kept = {url_controls[name]: url_controls[name].value for name in URL_PARAMS if name not in TEXT_PARAMS}
             controls = {control: value for control, value in kept.items() if control in restored}
             return {
-                tabs: gr.Tabs(selected=view),
                 page.dims: page_dims(shown_dims, model),
                 **controls,
                 **{url_controls[name]: value for name, value in values.items()},
@@ -207,9 +217,10 @@ def build_demo() -> gr.Blocks:
         # The load steps read no choice from the page through Gradio's checks (preprocess=False): on a
         # deep-linked page those are an attacker's, and Gradio's rejection would echo them in a toast that
         # renders HTML. ``restore_view`` and ``restore`` check them against the choices themselves, and
-        # write a valid value into every control that ``refresh`` then reads.
+        # write a valid value into every control that the redraw of the view then reads.
         # Each step runs even if the one before failed (an unreadable text in the address, say), so the
-        # last one always hands the address over to the views.
+        # last one always hands the address over to the views. That step selects the view's tab in the page:
+        # an event with the tabs as output would name every component of every tab (see ``redraw_buttons``).
         demo.load(
             restore_view,
             inputs=analyse_inputs,
@@ -217,8 +228,8 @@ def build_demo() -> gr.Blocks:
             preprocess=False,
             api_visibility="private",
         ).then(
-            restore, [page.result, page.dims], [tabs, page.dims, *restored], preprocess=False, api_visibility="private"
-        ).then(**refresh).then(**(sync_url | {"js": sync_url_js(address_read=True)}))
+            restore, [page.result, page.dims], [page.dims, *restored], preprocess=False, api_visibility="private"
+        ).then(**sync_url(address_read=True, redraw=explanations, show_tab=True))
 
         release_on_unload(demo)
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):

@@ -19,7 +19,7 @@ import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
 from PIL import Image
 
-from transformer.explorer import link_store
+from transformer.explorer import link_store, theme
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -72,6 +72,16 @@ def wait_for_heatmap_with(page, *words: str) -> None:
     )
 
 
+def copied_text(page, before: str) -> str:
+    """The clipboard once something other than ``before`` is copied into it (read here: waiting inside the page
+    on ``clipboard.readText`` cannot work, since Playwright takes the pending promise as a true answer)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while (text := page.evaluate("() => navigator.clipboard.readText()")) == before:
+        assert time.monotonic() < deadline, "nothing was copied"
+        time.sleep(0.1)
+    return text
+
+
 def submit(page, text: str) -> None:
     wait_for_heatmap_with(page)  # the page-load analysis has finished, so it cannot overwrite what is typed
     page.locator("#sentence textarea").fill(text)
@@ -114,11 +124,7 @@ def test_copied_link_reproduces_the_view(page, url, tmp_path, monkeypatch, words
     page.wait_for_function("() => new URL(location.href).searchParams.get('head') === 'mean'")
     before = page.evaluate("() => navigator.clipboard.readText()")  # the page is shared: an earlier case's link
     page.get_by_role("button", name="Copy link to this view").click()
-    page.wait_for_function(
-        "async (old) => { const t = await navigator.clipboard.readText(); return t.includes('link=') && t !== old; }",
-        arg=before,
-    )
-    link = page.evaluate("() => navigator.clipboard.readText()")
+    link = copied_text(page, before)
     (kept,) = tmp_path.iterdir()
     assert json.loads(kept.read_text())["text"] == text and kept.stat().st_size < 2 * len(text) + 200  # inputs only
     page.goto(link)
@@ -365,16 +371,20 @@ def test_tabs_draw_only_when_opened_and_without_the_model(page, url, app):
         hook.remove()
 
 
-def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})  # a fresh page: no session, no cache
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url, width, height):
+    """On a phone the knockout tab is in Gradio's overflow menu, the page selects it there, and the grid of
+    small multiples has no token labels (``theme.PHONE_JS``)."""
+    context = browser.new_context(viewport={"width": width, "height": height})  # a fresh page: no session, no cache
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
         page.goto(f"{url}?text={quote('a wonderful journey , the acting was dull')}&view=knockout&heads_off=L1 H2")
         wait_for_text(page, "#knockout-summary", "Switched off: L1 H2")
-        wait_for_text(page, "#knockout-grid", "L1 H2 switched off", "wonderful", "dull")
+        labels = ("wonderful", "dull") if width > theme.PHONE_PX else ()
+        wait_for_text(page, "#knockout-grid", "L1 H2 switched off", *labels)
         wait_for_text(page, "#head-importance", "Drop in P(")
-        assert page.get_by_role("tab", name="Head knockout").get_attribute("aria-selected") == "true"
+        assert page.locator("#knockout-grid").is_visible() and not page.locator("#attention-heatmap").is_visible()
         assert page.locator("#knockout-prediction").text_content().count("%") == 2
         assert page.locator("#heads-off").get_by_label("L1 H2").is_checked()
         assert page.locator("#attention-heatmap svg.main-svg").count() == 0  # the hidden tab was not drawn

@@ -26,6 +26,7 @@ from .inputs import MEAN_HEAD
 from .registry import Reading, read_text
 from .views import VIEWS, all_heads, attention, positional_encoding
 
+REDRAW_ID = "redraw-"  # + a view's id: the element id of its hidden redraw button, which ``sync_url_js`` presses
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
 LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``
 # The page address: parameters kept for every view, then each view's own (its controls).
@@ -35,32 +36,52 @@ URL_PARAMS = GLOBAL_PARAMS + [name for names in VIEW_PARAMS.values() for name in
 TEXT_PARAMS = ["text", *(name for view in VIEWS for name, read in view.params.items() if read is read_text)]
 
 
-def sync_url_js(address_read: bool = False) -> str:
+def sync_url_js(
+    names: list[str] = URL_PARAMS, address_read: bool = False, redraw: list[str] = (), show_tab: bool = False
+) -> str:
     """JavaScript that writes the text, the view and that view's controls into the page address.
 
-    Until the page load has read the address (``address_read``: the last step of the load), it
-    changes nothing: Gradio selects the first tab when the page mounts, and rewriting the address
-    then would lose the view that the address asks for.
+    Args:
+        names: the address parameters the event sends, in order; the view and every global one among them.
+            One the view keeps but the event does not send (a control it did not change) stays as it is.
+        address_read: set by the last step of the page load. Until then it changes nothing: Gradio selects
+            the first tab when the page mounts, and rewriting the address then would lose the view that the
+            address asks for.
+        redraw: views that are redrawn, when on screen, by pressing their hidden button (``REDRAW_ID``).
+            Each view has its own event, so no event names every view's components (Gradio refreshes the
+            loading status of every component an event has named, on every message of every event).
+        show_tab: the page load's last step: select the view's tab (the page opens on the first). A tab that
+            does not fit the width is in Gradio's overflow menu, found by its title. Its select event then
+            finds the view already current and draws nothing.
     """
+    titles = {view.id: view.title for view in VIEWS} if show_tab else {}
     return f"""
 (...values) => {{
     {"window.__explorerAddressRead = true;" if address_read else "if (!window.__explorerAddressRead) return;"}
-    const names = {json.dumps(URL_PARAMS)}, own = {json.dumps(VIEW_PARAMS)}, texts = {json.dumps(TEXT_PARAMS)};
-    const view = values[names.indexOf("view")];
+    const sent = {json.dumps(names)}, own = {json.dumps(VIEW_PARAMS)}, texts = {json.dumps(TEXT_PARAMS)};
+    const view = values[sent.indexOf("view")];
     const url = new URL(window.location.href);
     url.searchParams.delete("deep_link");
     url.searchParams.delete("{LINK_PARAM}");
-    names.forEach((name, i) => {{
-        const value = Array.isArray(values[i]) ? values[i].join(",") : String(values[i] ?? "");
+    {json.dumps(URL_PARAMS)}.forEach((name) => {{
         const kept = {json.dumps(GLOBAL_PARAMS)}.includes(name) || (own[view] || []).includes(name);
-        const fits = !texts.includes(name) || encodeURIComponent(value).length <= {MAX_URL_TEXT};
-        if (kept && fits && value.trim()) {{
-            url.searchParams.set(name, value);
+        if (kept && !sent.includes(name)) return;
+        const value = values[sent.indexOf(name)];
+        const shown = Array.isArray(value) ? value.join(",") : String(value ?? "");
+        const fits = !texts.includes(name) || encodeURIComponent(shown).length <= {MAX_URL_TEXT};
+        if (kept && fits && shown.trim()) {{
+            url.searchParams.set(name, shown);
         }} else {{
             url.searchParams.delete(name);
         }}
     }});
     window.history.replaceState(window.history.state, "", url);
+    const title = {json.dumps(titles)}[view];
+    const find = (selector, test) => [...document.querySelectorAll(selector)].find(test);
+    const tab = title && (find("#views [data-tab-id]", (b) => b.dataset.tabId === view)
+        || find("#views .overflow-dropdown button", (b) => b.textContent.trim() === title));
+    if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
+    if ({json.dumps(list(redraw))}.includes(view)) document.getElementById("{REDRAW_ID}" + view)?.click();
 }}
 """
 
