@@ -173,7 +173,10 @@ def build_demo() -> gr.Blocks:
         # The analysis draws the main view on screen (the tab shown, even if chosen an instant before); then
         # the address follows, and an explanation tab on screen is redrawn from the analysis.
         on_screen = on_screen_view_js(len(analyse_inputs))
-        analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views, js=on_screen)
+        # Spinners only on the prediction and the figures: every component an event names as an output (or as
+        # where it shows progress) is one more that Gradio refreshes on every later message of every event.
+        spinners = [prediction, *main_outputs]
+        analyse = dict(fn=show_text, inputs=analyse_inputs, outputs=main_views, js=on_screen, show_progress_on=spinners)
         for analysed in (
             gr.on([analyze_button.click, text_box.submit], **analyse, **private),
             examples.load_input_event.then(**analyse, **private),
@@ -227,8 +230,14 @@ def build_demo() -> gr.Blocks:
             outputs=[text_box, page.layer, page.head, scale, leave_out, *main_views],
             preprocess=False,
             api_visibility="private",
+            show_progress_on=spinners,
         ).then(
-            restore, [page.result, page.dims], [page.dims, *restored], preprocess=False, api_visibility="private"
+            restore,
+            [page.result, page.dims],
+            [page.dims, *restored],
+            preprocess=False,
+            api_visibility="private",
+            show_progress_on=current_view,  # instant, and nothing to look at
         ).then(**sync_url(address_read=True, redraw=explanations, show_tab=True))
 
         release_on_unload(demo)

@@ -8,7 +8,8 @@ Both run on loopback in subprocesses (the app on the bundled model); Playwright 
 - a cold deep link: a fresh browser context opening ``?text=...&view=knockout&heads_off=L1 H2`` until the knockout
   view is fully drawn, against the floor's page load to its first plot.
 
-Ratios are app ÷ floor of the medians from the same run.
+Each timed action starts ``SETTLE_S`` after the one before, from a page at rest. Ratios are app ÷ floor of
+the medians from the same run.
 """
 
 import json
@@ -24,6 +25,7 @@ FIRST_WORDS = ["good", "bad", "fine", "poor"]  # one token each; each click's di
 FILLER = "the plot is thin but the cast is great and the music is lovely".split()
 VIEWPORT = {"width": 1280, "height": 900}
 DEEP_LINK = "view=knockout&heads_off=L1 H2"
+SETTLE_S = 0.5  # each timed action starts from a page at rest, the steps that trail the one before (the address) done
 TARGETS = {"click 25": 1.25, "click 256": 1.5, "cold deep link": 1.5, "head redraw": 1.1}
 SHOWS_FIRST_WORD = """(label) => [...document.querySelectorAll('#attention-heatmap .xtick text')]
     .some((t) => t.textContent === label)"""
@@ -42,15 +44,17 @@ def sentence(first_word: str, tokens: int) -> str:
 
 def click_to_heatmap(page, tokens: int, word: str) -> float:
     page.locator("#sentence textarea").fill(sentence(word, tokens))
+    time.sleep(SETTLE_S)
     start = time.perf_counter()
     page.locator("#analyze").click()
     page.wait_for_function(SHOWS_FIRST_WORD, arg=f"0 {word}", polling="raf")
     return time.perf_counter() - start
 
 
-def head_redraw(page, round_: int, floor: bool) -> float:
-    head = ("3", "4")[round_ % 2]  # no layer is named 3 or 4: the label is the head's alone
-    radio = page.locator("#head" if floor else "#views").get_by_label(head, exact=True).first  # the Attention tab's
+def head_redraw(page, round_: int) -> float:
+    head = ("3", "4")[round_ % 2]
+    radio = page.locator("#head").get_by_label(head, exact=True)  # both pages' head choice has this id
+    time.sleep(SETTLE_S)
     start = time.perf_counter()
     radio.check()
     page.wait_for_function(TITLED, arg=f"head {head}", polling="raf")
@@ -61,6 +65,7 @@ def cold_load(browser, url: str, ready: str, arg=None) -> float:
     context = browser.new_context(viewport=VIEWPORT)
     page = context.new_page()
     page.set_default_timeout(180_000)
+    time.sleep(SETTLE_S)
     start = time.perf_counter()
     page.goto(url)
     page.wait_for_function(ready, arg=arg, polling="raf")
@@ -98,7 +103,7 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
                         f"click {tokens}": click_to_heatmap(pages[name], tokens, FIRST_WORDS[(2 * round_ + i) % 4])
                         for i, tokens in enumerate(lengths)
                     }
-                    times["head redraw"] = head_redraw(pages[name], round_, floor=name == "floor")
+                    times["head redraw"] = head_redraw(pages[name], round_)
                     if name == "app":
                         times["cold deep link"] = cold_load(browser, deep, KNOCKOUT_DRAWN)
                     else:
