@@ -298,6 +298,14 @@ def test_figures_follow_the_page_theme(browser, url, address, scheme, dark):
         context.close()
 
 
+LABELS_INSIDE = """(plot) => {
+    const svg = document.querySelector(plot + ' svg.main-svg').getBoundingClientRect();
+    const ticks = document.querySelectorAll(plot + ' :is(.xtick, .ytick) text');
+    const labels = [...ticks].map((t) => t.getBoundingClientRect());
+    return [labels.length, labels.every((r) => r.left >= svg.left - 1 && r.bottom <= svg.bottom + 1)];
+}"""  # (how many tick labels the figure shows, whether all of them lie inside it)
+
+
 def overlapping(boxes: list[dict], start: str, size: str) -> int:
     """How many neighbouring boxes (in order along ``start``) overlap along that axis."""
     ordered = sorted(boxes, key=lambda box: box[start])
@@ -348,6 +356,9 @@ def test_layout_fits_the_width_without_overlapping_labels(browser, url, app, wid
         assert columns == (min(heads, 2) if width < 640 else heads)
         if width < 640:  # two columns of the whole width, not a desktop grid squeezed
             assert min(w for _, w in cells) > 0.35 * width
+        for plot in ("#attention-heatmap", "#attention-grid"):  # margins set from the labels, without automargin
+            labels, inside = page.evaluate(LABELS_INSIDE, plot)
+            assert inside and (labels > 0 or (plot == "#attention-grid" and width < 640)), plot  # none on a phone grid
         assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth")
     finally:
         context.close()

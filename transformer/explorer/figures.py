@@ -29,6 +29,7 @@ ENCODING_COLORS = "RdBu"
 SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for less
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
 LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels
+GRID_TICK_SIZE = 9  # the font size of the small multiples' tick labels
 AXIS_TITLE_PX = 45  # an axis title and its gap to the tick labels
 SLANT_HEIGHT = 0.71  # a label turned 45° (the key axis's) rises sin 45° of its length
 _AXIS_STYLE = {"gridcolor": "#EBF0F8", "zeroline": False, "automargin": True}
@@ -204,9 +205,10 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
             f"layer {layer + 1} · head {head + 1}" for layer in range(num_layers) for head in range(num_heads)
         ],
     )
-    # make_subplots already keeps tick labels to the bottom row and the first column only
-    figure.update_xaxes(type="category", tickangle=-90, tickfont={"size": 9})
-    figure.update_yaxes(type="category", autorange="reversed", tickfont={"size": 9})
+    # make_subplots already keeps tick labels to the bottom row and the first column only; margins are set per
+    # figure from its labels (``attention_grid``), as in ``attention_heatmap``, without automargin
+    figure.update_xaxes(type="category", tickangle=-90, tickfont={"size": GRID_TICK_SIZE}, automargin=False)
+    figure.update_yaxes(type="category", autorange="reversed", tickfont={"size": GRID_TICK_SIZE}, automargin=False)
     if not show_ticks:
         figure.update_xaxes(showticklabels=False)
         figure.update_yaxes(showticklabels=False)
@@ -260,10 +262,12 @@ def attention_grid(
         rows=[layer + 1 for layer, _ in cells],
         cols=[head + 1 for _, head in cells],
     )
+    label_px = LABEL_CHAR_PX * GRID_TICK_SIZE // 12 * max(map(len, labels), default=0) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
         coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
         height=int(np.clip(num_layers * (140 + 6 * min(n, MAX_TICK_LABELS)), 320, 1400)),
+        margin={"l": 10 + label_px, "b": 10 + label_px},
     )
     if title is not None:
         figure.update_layout(title_text=html.escape(title, quote=False))
