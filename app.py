@@ -132,10 +132,6 @@ def build_demo() -> gr.Blocks:
                 with gr.Tab(view.title, id=view.id) as tab:
                     tabs_drawn[view.id] = (tab, view.layout(page))
         drawings = {view_id: drawing for view_id, (_, drawing) in tabs_drawn.items()}
-        # Each view is drawn by events that name only its own components (a tab select, its controls, a
-        # hidden redraw button that the page's script presses for the tab on screen): Gradio refreshes the
-        # loading status of every component any event of the page has named, on every message of every event.
-        redraw_buttons = {view_id: gr.Button(visible="hidden", elem_id=REDRAW_ID + view_id) for view_id in drawings}
 
         def draw_view(view: str, values: dict) -> dict:
             """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is)."""
@@ -183,12 +179,15 @@ def build_demo() -> gr.Blocks:
         ):
             analysed.success(**sync_url(redraw=explanations))
         gr.on([scale.input, leave_out.input], **sync_url(redraw=list(drawings)))  # a new colour scale: any view
+        # Each view is drawn by events that name only its own components (a tab select, its controls, a
+        # hidden redraw button that the page's script presses for the tab on screen): Gradio refreshes the
+        # loading status of every component any event of the page has named, on every message of every event.
         for view_id, (tab, drawing) in tabs_drawn.items():
             own_inputs, own_outputs = {current_view, *drawing.inputs}, [current_view, *drawing.outputs]
             opened = tab.select(functools.partial(open_view, view_id), own_inputs, own_outputs, **private)
             opened.success(**sync_url(view_names(view_id)))
-            redraw = functools.partial(draw_view, view_id)
-            redraw_buttons[view_id].click(redraw, set(drawing.inputs), drawing.outputs, **private)
+            redraw_button = gr.Button(visible="hidden", elem_id=REDRAW_ID + view_id)
+            redraw_button.click(functools.partial(draw_view, view_id), set(drawing.inputs), drawing.outputs, **private)
             if drawing.triggers:
                 changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private)
                 changed.success(**sync_url(view_names(view_id)))
@@ -223,7 +222,7 @@ def build_demo() -> gr.Blocks:
         # write a valid value into every control that the redraw of the view then reads.
         # Each step runs even if the one before failed (an unreadable text in the address, say), so the
         # last one always hands the address over to the views. That step selects the view's tab in the page:
-        # an event with the tabs as output would name every component of every tab (see ``redraw_buttons``).
+        # an event with the tabs as output would name every component of every tab (see the views' events).
         demo.load(
             restore_view,
             inputs=analyse_inputs,

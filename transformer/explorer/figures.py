@@ -28,7 +28,7 @@ ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
 SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for less
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
-LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels
+LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels (its default size)
 GRID_TICK_SIZE = 9  # the font size of the small multiples' tick labels
 AXIS_TITLE_PX = 45  # an axis title and its gap to the tick labels
 SLANT_HEIGHT = 0.71  # a label turned 45° (the key axis's) rises sin 45° of its length
@@ -121,6 +121,15 @@ def _colour_range(
     return shown, top, {"value": _SHOWN_FORMAT.format(field="z") if whole else "%{z:.3f}"}
 
 
+def _label_px(labels: Sequence[str], font_size: int = 12) -> int:
+    """About how many pixels the longest of ``labels`` takes at ``font_size``: the margin that fits it.
+
+    Heatmaps set their margins from this instead of plotly's automargin, which costs the browser a second
+    layout pass, most of a heatmap's drawing time (the phone layout, ``theme.PHONE_JS``, turns it back on).
+    """
+    return LABEL_CHAR_PX * font_size // 12 * max(map(len, labels), default=1)
+
+
 def _colour_bar(extra: dict, title: str) -> dict:
     """A colour bar whose ticks read in the values' own units (row colours as 0 to 1, whole numbers as 0.dddd)."""
     if "customdata" in extra:
@@ -172,9 +181,7 @@ def attention_heatmap(
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }
-    # Margins that fit the longest label, set here: plotly's automargin costs the browser a second layout
-    # pass, most of a heatmap's drawing time (the phone layout, ``theme.PHONE_JS``, turns it back on).
-    label_px = LABEL_CHAR_PX * max((len(label) for label in labels), default=1)
+    label_px = _label_px(labels)
     layout = {
         "template": TEMPLATE,
         "title": {"text": html.escape(title, quote=False)},
@@ -206,7 +213,7 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         ],
     )
     # make_subplots already keeps tick labels to the bottom row and the first column only; margins are set per
-    # figure from its labels (``attention_grid``), as in ``attention_heatmap``, without automargin
+    # figure from its labels (``attention_grid``, ``_label_px``), without automargin
     figure.update_xaxes(type="category", tickangle=-90, tickfont={"size": GRID_TICK_SIZE}, automargin=False)
     figure.update_yaxes(type="category", autorange="reversed", tickfont={"size": GRID_TICK_SIZE}, automargin=False)
     if not show_ticks:
@@ -262,7 +269,7 @@ def attention_grid(
         rows=[layer + 1 for layer, _ in cells],
         cols=[head + 1 for _, head in cells],
     )
-    label_px = LABEL_CHAR_PX * GRID_TICK_SIZE // 12 * max(map(len, labels), default=0) if show_ticks else 0
+    label_px = _label_px(labels, GRID_TICK_SIZE) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
         coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
