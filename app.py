@@ -32,7 +32,6 @@ from transformer.explorer.page import (
     VIEW_PARAMS,
     copy_link_js,
     on_screen_view_js,
-    page_dims,
     predict,
     restore_controls,
     restore_view,
@@ -196,48 +195,43 @@ def build_demo() -> gr.Blocks:
         shared.success(None, link_key, None, js=copy_link_js())
 
         restored = [url_controls[name] for name in ["view", *(n for names in VIEW_PARAMS.values() for n in names)]]
+        shown = [text_box, page.layer, page.head, scale, leave_out, *main_views]  # ``restore_view``'s outputs
 
-        def restore(result, shown_dims, request: gr.Request) -> dict:
-            """Set the view and every control the later steps read: from the address, else its default.
+        def restore_page(request: gr.Request) -> dict:
+            """Page load, one step: the text, the view and its controls from the address; the analysis; the view drawn.
 
-            A deep-linked page holds whatever its maker's session sent, unchecked; each choice control gets
-            a valid value here (the dimensions: the page's if valid), so no later step sends Gradio a value
-            whose rejection would echo it. The texts (B, the reordering) keep the page's when the address has
-            none (a text is never echoed).
+            It reads nothing from the page: a page that has just opened holds the defaults, and a deep-linked
+            one could hold anything (Gradio's rejection of a value would echo it in a toast that renders HTML).
+            Each control gets the address's value, checked against its choices, else its default; a text the
+            address does not hold keeps the page's. A text or control that cannot be read is said in a warning
+            and the rest is restored all the same, so the next step still hands the address over to the views.
             """
-            values = restore_controls(result, request)
-            view = values.get("view", current_view.value)
-            kept = {url_controls[name]: url_controls[name].value for name in URL_PARAMS if name not in TEXT_PARAMS}
-            controls = {control: value for control, value in kept.items() if control in restored}
-            return {
-                page.dims: page_dims(shown_dims, model),
-                **controls,
-                **{url_controls[name]: value for name, value in values.items()},
-                current_view: view,
-            }
+            text, layer, head, dims, *rest = (c.value for c in analyse_inputs)
+            try:
+                values = dict(zip(shown, restore_view(text, layer, head, dims, request, *rest), strict=True))
+            except gr.Error as error:  # a text in the address that the model cannot read
+                gr.Warning(error.message, title=error.title)
+                values = {}
+            values |= {c: c.value for name, c in url_controls.items() if c in restored and name not in TEXT_PARAMS}
+            values |= {url_controls[name]: v for name, v in restore_controls(values.get(page.result), request).items()}
+            view = values[current_view]
+            if view in explanations:  # a main view is drawn with the analysis
+                try:  # a view's gr.State starts at its own value, as in a new session
+                    values |= draw_view(view, {c: values.get(c, c.value) for c in drawings[view].inputs})
+                except gr.Error as error:
+                    gr.Warning(error.message, title=error.title)
+            return values
 
-        # The load steps read no choice from the page through Gradio's checks (preprocess=False): on a
-        # deep-linked page those are an attacker's, and Gradio's rejection would echo them in a toast that
-        # renders HTML. ``restore_view`` and ``restore`` check them against the choices themselves, and
-        # write a valid value into every control that the redraw of the view then reads.
-        # Each step runs even if the one before failed (an unreadable text in the address, say), so the
-        # last one always hands the address over to the views. That step selects the view's tab in the page:
-        # an event with the tabs as output would name every component of every tab (see the views' events).
+        explained = [output for view in explanations for output in drawings[view].outputs]
+        # Then the page's script selects the view's tab and writes the address. (An event with the tabs as
+        # output would name every component of every tab: see the views' events.)
         demo.load(
-            restore_view,
-            inputs=analyse_inputs,
-            outputs=[text_box, page.layer, page.head, scale, leave_out, *main_views],
-            preprocess=False,
+            restore_page,
+            None,
+            list(dict.fromkeys([*shown, *restored, *explained])),
             api_visibility="private",
             show_progress_on=spinners,
-        ).then(
-            restore,
-            [page.result, page.dims],
-            [page.dims, *restored],
-            preprocess=False,
-            api_visibility="private",
-            show_progress_on=current_view,  # instant, and nothing to look at
-        ).then(**sync_url(address_read=True, redraw=explanations, show_tab=True))
+        ).then(**sync_url(address_read=True, show_tab=True))
 
         release_on_unload(demo)
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):

@@ -72,7 +72,7 @@ def main() -> None:
 def visit(http: httpx.Client, url: str, demo, first_word: str) -> str:
     """A new session: the page load on a ``TOKENS``-token sentence, then every tab selected; its hash."""
     session, fns = uuid.uuid4().hex[:11], demo.fns
-    load = next(i for i, fn in fns.items() if fn.name == "restore_view")
+    load = next(i for i, fn in fns.items() if fn.name == "restore_page")
     call(http, url, session, load, [b.value for b in fns[load].inputs], {"text": sentence(first_word, TOKENS)})
     tabs = [i for i, fn in fns.items() if any(isinstance(demo.blocks.get(b), gr.Tab) for b, _ in fn.targets)]
     for index in tabs:

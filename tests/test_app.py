@@ -166,6 +166,29 @@ def test_missing_or_bad_query_values_keep_the_current_view(app, query):
     assert restored[:5] == (SENTENCE, 2, "2", "row", ["special"])
 
 
+def page_load(app, query: dict) -> dict:
+    """What the page load's one step writes for an address ``query``: {elem_id or component: value}."""
+    load = next(fn for fn in app.demo.fns.values() if any(event == "load" for _, event in fn.targets) and fn.fn)
+    return {c.elem_id or c: value for c, value in load.fn(gr.Request(query_params=query)).items()}
+
+
+def test_the_page_load_draws_the_linked_view_in_one_step(app, forward_calls):
+    written = page_load(app, {"text": SENTENCE, "view": "knockout", "heads_off": "L1 H2", "layer": "2"})
+    assert written["current-view"] == "knockout" and written["heads-off"] == ["L1 H2"] and written["layer"] == 2
+    assert "Switched off: L1 H2" in written["knockout-summary"]
+    assert written["knockout-grid"].data and written["head-importance"].data
+    assert written["attention-heatmap"] is None  # the main views wait for their tabs
+    assert written["sentence"] == SENTENCE and forward_calls  # the analysis, then the knockout's runs
+
+
+def test_a_linked_text_that_cannot_be_read_still_restores_the_view_and_warns(app):
+    too_long = "word " * (analysis.MAX_INPUT_CHARS // 5 + 1)
+    with pytest.warns(UserWarning, match="at most"):
+        written = page_load(app, {"text": too_long, "view": "knockout", "heads_off": "L1 H2"})
+    assert written["current-view"] == "knockout" and written["heads-off"] == ["L1 H2"]
+    assert "sentence" not in written  # the page keeps its own text; the address's is not echoed
+
+
 def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, model_dir, monkeypatch):
     monkeypatch.setenv("MODEL_ID", "nobody/no-such-model")
     monkeypatch.setattr(runner, "DEFAULT_MODEL_DIR", model_dir)

@@ -87,17 +87,22 @@ def fn_index(app) -> dict[str, int]:
 
 @pytest.fixture(scope="module")
 def ui_events(app) -> dict[int, object]:
-    """The page's own events that run Python and take inputs: fn index -> gradio's BlockFunction."""
+    """The page's own events that run Python and take inputs, and the page load (it reads the address): fn
+    index -> gradio's BlockFunction."""
     return {
         index: fn
         for index, fn in app.demo.fns.items()
-        if fn.fn is not None and fn.queue and fn.inputs and fn.api_visibility == "private"
+        if fn.fn is not None and fn.queue and fn.api_visibility == "private" and (fn.inputs or is_page_load(fn))
     }
+
+
+def is_page_load(fn) -> bool:
+    return any(event == "load" for _, event in fn.targets)
 
 
 def page_load(ui_events) -> list[int]:
     """The events the page runs when it opens (``demo.load``), so the session has an analysis to draw from."""
-    return [index for index, fn in ui_events.items() if any(event == "load" for _, event in fn.targets)]
+    return [index for index, fn in ui_events.items() if is_page_load(fn)]
 
 
 def call(client, endpoint, args):
@@ -258,7 +263,7 @@ def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, 
     One session per example: the page-load events first, as the page runs them, then a run of the others.
     Whatever a view renders as markup (HTML, Markdown, plot labels) carries no tag from the input.
     """
-    assert {fn.name for fn in ui_events.values()} >= {"show_text", "show_head", "show_positions", "restore_view"}
+    assert {fn.name for fn in ui_events.values()} >= {"show_text", "show_head", "show_positions", "restore_page"}
     loading = page_load(ui_events)
     runs = batches(sorted(set(ui_events) - set(loading)))
     address = {

@@ -20,7 +20,7 @@ TEXT = "a charming and often affecting journey ."
 def analysed_session(app, url) -> QueueCaller:
     """A page session that has read TEXT (its gr.State holds the analysis), as a browser's first load does."""
     caller = QueueCaller(url)
-    index, fn = next((i, fn) for i, fn in app.demo.fns.items() if fn.name == "restore_view")
+    index, fn = next((i, fn) for i, fn in app.demo.fns.items() if fn.name == "restore_page")
     assert caller.call(index, [block.value for block in fn.inputs], params={"text": TEXT}).success
     return caller
 

@@ -7,10 +7,11 @@
 - The other tabs are drawn when used: when selected, when one of their controls changes, and, for the
   tab on screen, after each new analysis or colour-scale change. A tab whose numbers need the model keeps
   them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
-- ``restore_view`` and ``restore_controls`` (page load) read the address (``?text=...&layer=2&view=knockout
-  &heads_off=L1 H2``...); ``sync_url_js`` rewrites it after each view to hold the text, the view and that
-  view's controls, so a copied address reproduces the view. ``share_link`` keeps the same inputs in
-  ``link_store`` for the "Copy link" button (texts too long for an address travel that way: ``?link=<key>``).
+- ``restore_view`` and ``restore_controls`` read the address (``?text=...&layer=2&view=knockout
+  &heads_off=L1 H2``...) in the page load's one step, which also draws the view it names. ``sync_url_js``
+  rewrites the address after each view to hold the text, the view and that view's controls, so a copied
+  address reproduces the view. ``share_link`` keeps the same inputs in ``link_store`` for the "Copy link"
+  button (texts too long for an address travel that way: ``?link=<key>``).
 """
 
 from __future__ import annotations
