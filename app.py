@@ -215,20 +215,20 @@ def build_demo() -> gr.Blocks:
             values |= {c: c.value for name, c in url_controls.items() if c in restored and name not in TEXT_PARAMS}
             values |= {url_controls[name]: v for name, v in restore_controls(values.get(page.result), request).items()}
             view = values[current_view]
-            if view in explanations:  # a main view is drawn with the analysis
+            analysed = [main_outputs[MAIN_VIEWS.index(view)]] if view in MAIN_VIEWS else []  # drawn already
+            if drawings[view].outputs != analysed:  # an explanation, or the positional tables
                 try:  # a view's gr.State starts at its own value, as in a new session
                     values |= draw_view(view, {c: values.get(c, c.value) for c in drawings[view].inputs})
                 except gr.Error as error:
                     gr.Warning(error.message, title=error.title)
             return values
 
-        explained = [output for view in explanations for output in drawings[view].outputs]
         # Then the page's script selects the view's tab and writes the address. (An event with the tabs as
         # output would name every component of every tab: see the views' events.)
         demo.load(
             restore_page,
             None,
-            list(dict.fromkeys([*shown, *restored, *explained])),
+            list(dict.fromkeys([*shown, *restored, *(c for d in drawings.values() for c in d.outputs)])),
             api_visibility="private",
             show_progress_on=spinners,
         ).then(**sync_url(address_read=True, show_tab=True))

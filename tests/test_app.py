@@ -189,6 +189,16 @@ def test_a_linked_text_that_cannot_be_read_still_restores_the_view_and_warns(app
     assert "sentence" not in written  # the page keeps its own text; the address's is not echoed
 
 
+def test_the_positional_tables_come_once_a_session_not_with_every_page(app):
+    tables = [block for block in app.demo.blocks.values() if block.elem_id in ("pe-table", "pe-similarity")]
+    assert len(tables) == 2 and all(block.value is None for block in tables)  # not in the page's config
+    curves, table, similarity, drawn = views.positional_encoding.show_encodings(None, [0, 1], False)
+    assert len(curves.data) == 2 and table.data[0].z is not None and similarity.data[0].z is not None and drawn
+    assert views.positional_encoding.show_encodings(None, [0, 1], True)[1:] == (gr.skip(), gr.skip(), True)
+    written = page_load(app, {"text": SENTENCE, "view": "positional-encoding"})  # a link to the tab draws them
+    assert written["pe-curves"].data and written["pe-table"].data and written["pe-similarity"].data
+
+
 def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, model_dir, monkeypatch):
     monkeypatch.setenv("MODEL_ID", "nobody/no-such-model")
     monkeypatch.setattr(runner, "DEFAULT_MODEL_DIR", model_dir)

@@ -377,6 +377,8 @@ def test_tabs_draw_only_when_opened_and_without_the_model(page, url, app):
         wait_for_text(page, "#attention-grid", "layer 2 · head 2", "charming")
         page.get_by_role("tab", name="Positional encoding").click()
         wait_for_text(page, "#pe-curves", "your 3 tokens")
+        wait_for_text(page, "#pe-table", "Positional encoding table")  # the model's own: sent when the tab opens
+        wait_for_text(page, "#pe-similarity", "Similarity of positions")
         assert len(calls) == analysed  # drawn from the kept analysis
     finally:
         hook.remove()

@@ -263,7 +263,7 @@ def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, 
     One session per example: the page-load events first, as the page runs them, then a run of the others.
     Whatever a view renders as markup (HTML, Markdown, plot labels) carries no tag from the input.
     """
-    assert {fn.name for fn in ui_events.values()} >= {"show_text", "show_head", "show_positions", "restore_page"}
+    assert {fn.name for fn in ui_events.values()} >= {"show_text", "show_head", "show_encodings", "restore_page"}
     loading = page_load(ui_events)
     runs = batches(sorted(set(ui_events) - set(loading)))
     address = {
@@ -332,6 +332,6 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
 
 def test_a_single_dimension_instead_of_a_list_is_drawn(app, caller, ui_events):
     """The Dropdown lets a lone choice through where the page sends a list; the view still draws."""
-    index = next(index for index, fn in ui_events.items() if fn.name == "show_positions")
-    outcome = caller.call(index, [None, 1])
+    index = next(index for index, fn in ui_events.items() if fn.name == "show_encodings")
+    outcome = caller.call(index, [None, 1, None])
     assert outcome.success, outcome.error

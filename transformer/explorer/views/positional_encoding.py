@@ -1,7 +1,9 @@
 """Positional-encoding tab: the model's own sinusoidal table, its curves against position with the
 sentence's tokens marked, and how similar the encodings of two positions are.
 
-Drawn by the page with every analysis (``main``); choosing other dimensions redraws the curves only.
+Drawn by the page with every analysis (``main``); choosing other dimensions redraws the curves only. The
+two tables depend on the model alone: they are sent once a session, when the tab is first drawn, rather
+than with every page (about 240 KB).
 
 Shape letters: P = positions (the model's max_len), D = d_model, N = tokens.
 """
@@ -47,6 +49,19 @@ def show_positions(result: Analysis | None, dims: list[int] | None) -> go.Figure
     dims = [dims] if isinstance(dims, int) else dims or []  # a single dimension, sent by an API caller
     dims = sorted({dim for dim in map(int, dims) if 0 <= dim < table.shape[1]})
     return positional_curves(table, dims, result.tokens if result is not None else ())
+
+
+def show_encodings(result: Analysis | None, dims: list[int] | None, tables_drawn: bool | None) -> tuple:
+    """The tab: its curves, and the model's two tables unless this session has them already.
+
+    Returns:
+        (curves, table, similarity, True): the tables as ``gr.skip()`` once drawn.
+    """
+    curves = show_positions(result, dims)
+    if tables_drawn:
+        return curves, gr.skip(), gr.skip(), True
+    table = analysis.positional_table(runner.get_model()[0].model)  # (P, D)
+    return curves, positional_heatmap(table), positional_similarity(table), True
 
 
 def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[str] = ()) -> go.Figure:
@@ -189,7 +204,6 @@ def positional_similarity(table: np.ndarray) -> go.Figure:
 
 def layout(page: Page) -> Drawing:
     model = page.model
-    table = analysis.positional_table(model)  # (P, D)
     gr.Markdown(
         f"The model adds row *p* of this table to the embedding of the token at position *p* "
         f"(embeddings are scaled by √{model.d_model} ≈ {model.d_model**0.5:.1f} first). The table is this "
@@ -199,9 +213,11 @@ def layout(page: Page) -> Drawing:
     page.dims.render()
     curves = gr.Plot(label="Encoding against position", elem_id="pe-curves")
     with gr.Row():
-        gr.Plot(positional_heatmap(table), label="The table")
-        gr.Plot(positional_similarity(table), label="Relative position")
-    return Drawing(show_positions, [page.result, page.dims], [curves], [page.dims.input])
+        table = gr.Plot(label="The table", elem_id="pe-table")
+        similarity = gr.Plot(label="Relative position", elem_id="pe-similarity")
+    tables_drawn = gr.State(False)
+    outputs = [curves, table, similarity, tables_drawn]
+    return Drawing(show_encodings, [page.result, page.dims, tables_drawn], outputs, [page.dims.input])
 
 
 VIEW = View("positional-encoding", "Positional encoding", layout, main=True)
