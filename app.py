@@ -194,7 +194,8 @@ def build_demo() -> gr.Blocks:
         shared = share_button.click(share_link, [url_controls[name] for name in URL_PARAMS], link_key, **private)
         shared.success(None, link_key, None, js=copy_link_js())
 
-        restored = [url_controls[name] for name in ["view", *(n for names in VIEW_PARAMS.values() for n in names)]]
+        restored_names = ["view", *(name for names in VIEW_PARAMS.values() for name in names)]
+        restored = [url_controls[name] for name in restored_names]
         shown = [text_box, page.layer, page.head, scale, leave_out, *main_views]  # ``restore_view``'s outputs
 
         def restore_page(request: gr.Request) -> dict:
@@ -212,7 +213,9 @@ def build_demo() -> gr.Blocks:
             except gr.Error as error:  # a text in the address that the model cannot read
                 gr.Warning(error.message, title=error.title)
                 values = {}
-            values |= {c: c.value for name, c in url_controls.items() if c in restored and name not in TEXT_PARAMS}
+            values |= {
+                url_controls[name]: url_controls[name].value for name in restored_names if name not in TEXT_PARAMS
+            }
             values |= {url_controls[name]: v for name, v in restore_controls(values.get(page.result), request).items()}
             view = values[current_view]
             analysed = [main_outputs[MAIN_VIEWS.index(view)]] if view in MAIN_VIEWS else []  # drawn already

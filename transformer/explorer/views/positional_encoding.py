@@ -10,6 +10,7 @@ Shape letters: P = positions (the model's max_len), D = d_model, N = tokens.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 
 import gradio as gr
@@ -60,8 +61,14 @@ def show_encodings(result: Analysis | None, dims: list[int] | None, tables_drawn
     curves = show_positions(result, dims)
     if tables_drawn:
         return curves, gr.skip(), gr.skip(), True
-    table = analysis.positional_table(runner.get_model()[0].model)  # (P, D)
-    return curves, positional_heatmap(table), positional_similarity(table), True
+    return curves, *model_tables(runner.get_model()[0].model), True
+
+
+@functools.lru_cache(maxsize=1)
+def model_tables(model) -> tuple[go.Figure, go.Figure]:
+    """The model's table and the similarity of its positions: the same for every session, so built once."""
+    table = analysis.positional_table(model)  # (P, D)
+    return positional_heatmap(table), positional_similarity(table)
 
 
 def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[str] = ()) -> go.Figure:
