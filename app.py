@@ -178,17 +178,20 @@ def build_demo() -> gr.Blocks:
         ):
             analysed.success(**sync_url(redraw=explanations))
         gr.on([scale.input, leave_out.input], **sync_url(redraw=list(drawings)))  # a new colour scale: any view
-        # Each view is drawn by events that name only its own components (a tab select, its controls, a
-        # hidden redraw button that the page's script presses for the tab on screen): Gradio refreshes the
-        # loading status of every component any event of the page has named, on every message of every event.
+        # Each view is drawn by events that name only its own components (a tab select, its controls, a hidden
+        # redraw button that the page's script presses for the tab on screen): on every message of every event,
+        # Gradio refreshes the loading status of every component that the events run so far have named, inputs
+        # included. A main view is redrawn from the kept analysis, a few milliseconds without the model, so its
+        # events skip the queue: each of the queue's extra messages costs the page such a refresh.
         for view_id, (tab, drawing) in tabs_drawn.items():
+            events = private | {"queue": view_id not in MAIN_VIEWS}
             own_inputs, own_outputs = {current_view, *drawing.inputs}, [current_view, *drawing.outputs]
-            opened = tab.select(functools.partial(open_view, view_id), own_inputs, own_outputs, **private)
+            opened = tab.select(functools.partial(open_view, view_id), own_inputs, own_outputs, **events)
             opened.success(**sync_url(view_names(view_id)))
             redraw_button = gr.Button(visible="hidden", elem_id=REDRAW_ID + view_id)
-            redraw_button.click(functools.partial(draw_view, view_id), set(drawing.inputs), drawing.outputs, **private)
+            redraw_button.click(functools.partial(draw_view, view_id), set(drawing.inputs), drawing.outputs, **events)
             if drawing.triggers:
-                changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **private)
+                changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **events)
                 changed.success(**sync_url(view_names(view_id)))
 
         shared = share_button.click(share_link, [url_controls[name] for name in URL_PARAMS], link_key, **private)

@@ -8,7 +8,7 @@
   class); ``is_clear_sentence``: whether a message reads as a sentence written for a person.
 - ``QueueCaller``: call any of the app's events by ``fn_index`` over plain HTTP, as the browser does. That
   reaches the UI's own events too (``api_visibility="private"`` only hides them from gradio_client and the API
-  page; the server runs them for anyone who posts to the queue).
+  page; the server runs them for anyone who posts them).
 
 Importing this module imports ``app_fixtures`` first, which switches Gradio analytics and Hub access off.
 """
@@ -264,7 +264,8 @@ def _sse_lines(stream: httpx.Response):
 
 
 class QueueCaller:
-    """Call the app's events through its queue over HTTP, one session per caller, as the page does."""
+    """Call the app's events over HTTP as the page does (through the queue, or straight for an event that skips it),
+    one session per caller."""
 
     def __init__(self, url: str, session_hash: str | None = None, timeout: float = 60):
         self.url = url.rstrip("/")
@@ -275,7 +276,9 @@ class QueueCaller:
     def close(self) -> None:
         self.http.close()
 
-    def call(self, fn_index: int, data: list, trigger_id: int | None = None, params: dict | None = None) -> Outcome:
+    def call(
+        self, fn_index: int, data: list, trigger_id: int | None = None, params: dict | None = None, queued: bool = True
+    ) -> Outcome:
         body = {
             "data": data,
             "fn_index": fn_index,
@@ -283,6 +286,12 @@ class QueueCaller:
             "session_hash": self.session_hash,
             "event_data": None,
         }
+        if not queued:  # an event with queue=False: one POST, answered with its outputs or a 500 and the error
+            answer = self.http.post(f"{self.url}/gradio_api/run/predict", json=body, params=params or {})
+            content = answer.json()
+            if answer.status_code == 200:
+                return Outcome(True, content.get("data"), None, None)
+            return Outcome(False, None, content.get("error"), content.get("title"))
         joined = self.http.post(f"{self.url}/gradio_api/queue/join", json=body, params=params or {})
         joined.raise_for_status()
         event_id = joined.json()["event_id"]

@@ -1,5 +1,6 @@
 """The explorer app: its handlers called directly, then its API through gradio_client on a live server."""
 
+import functools
 import os
 import subprocess
 import sys
@@ -77,6 +78,24 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
             expected = analysis.attention_matrix(result, layer - 1, head_index)
             np.testing.assert_allclose(shown_values(figure.data[0]), expected, atol=1e-4)
     views.positional_encoding.show_positions(result, [2, 3, 4])
+    assert not forward_calls
+
+
+def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forward_calls):
+    """A main view's tab, redraw and control events skip the queue; nothing that runs the model does."""
+    fns = list(app.demo.fns.values())
+    by_view = [fn for fn in fns if isinstance(fn.fn, functools.partial)]  # each tab's select and hidden redraw
+    assert {fn.fn.args[0] for fn in by_view} == {view.id for view in views.VIEWS}
+    assert all(fn.queue == (fn.fn.args[0] not in app.MAIN_VIEWS) for fn in by_view)
+    assert all(fn.queue for fn in fns if fn.name in ("show_text", "restore_page"))
+    result = app.show_text(SENTENCE, 2, "1", [0, 1])[0]
+    forward_calls.clear()
+    skipping = [fn for fn in fns if fn.fn is not None and not fn.queue and fn.name != "load_example"]  # gr.Examples'
+    assert {"show_head", "show_encodings"} <= {fn.name for fn in skipping}
+    for fn in skipping:
+        values = [result if isinstance(block, gr.State) and block.value is None else block.value for block in fn.inputs]
+        drawn = fn.fn(dict(zip(fn.inputs, values, strict=True))) if fn.inputs_as_dict else fn.fn(*values)
+        assert drawn is not None, fn.name
     assert not forward_calls
 
 

@@ -2,7 +2,7 @@
 
 The public endpoints come from ``gradio_client.Client.view_api`` and their arguments from each parameter's
 declared JSON schema, so an endpoint added to app.py is fuzzed without touching this file. The page's own
-events (``api_visibility="private"``) are posted to the queue over plain HTTP, as the page does: hiding
+events (``api_visibility="private"``) are posted over plain HTTP, as the page does: hiding
 them from gradio_client does not stop anyone else from calling them. After every batch a normal request
 must still get a normal answer. Each test spends a fixed budget of calls, spread over what it found.
 """
@@ -92,7 +92,7 @@ def ui_events(app) -> dict[int, object]:
     return {
         index: fn
         for index, fn in app.demo.fns.items()
-        if fn.fn is not None and fn.queue and fn.api_visibility == "private" and (fn.inputs or is_page_load(fn))
+        if fn.fn is not None and fn.api_visibility == "private" and (fn.inputs or is_page_load(fn))
     }
 
 
@@ -285,7 +285,7 @@ def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, 
                 for index in [*loading, *run]:
                     fn = ui_events[index]
                     values = [data.draw(page_values(block), label=f"{fn.name} input") for block in fn.inputs]
-                    outcome = caller.call(index, values, params=query)
+                    outcome = caller.call(index, values, params=query, queued=fn.queue)
                     called.add(index)
                     if outcome.success:
                         assert len(outcome.data) == len(fn.outputs), fn.name
@@ -318,7 +318,7 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
                 fn = ui_events[index]
                 count = data.draw(st.sampled_from([len(fn.inputs), len(fn.inputs), 0, len(fn.inputs) + 1]))
                 values = data.draw(st.lists(any_json(), min_size=count, max_size=count), label=fn.name or "")
-                outcome = caller.call(index, values)
+                outcome = caller.call(index, values, queued=fn.queue)
                 # The page never sends these; Gradio refuses a mistyped value before any handler runs, silently
                 # (no show_error), so a failure here may carry no message, only never a leak.
                 assert outcome.success or not outcome.error or not leaks(outcome.error, values), outcome.error
@@ -333,5 +333,5 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
 def test_a_single_dimension_instead_of_a_list_is_drawn(app, caller, ui_events):
     """The Dropdown lets a lone choice through where the page sends a list; the view still draws."""
     index = next(index for index, fn in ui_events.items() if fn.name == "show_encodings")
-    outcome = caller.call(index, [None, 1, None])
+    outcome = caller.call(index, [None, 1, None], queued=ui_events[index].queue)
     assert outcome.success, outcome.error

@@ -71,7 +71,8 @@ class View:
         layout: called inside the tab; places its components and returns their ``Drawing``.
         params: address parameter -> ``reader(value, Reading)``, the allowed value or None.
         endpoints: API functions, each served under its own name.
-        main: drawn by the page with every analysis instead of when the tab is shown.
+        main: drawn by the page with every analysis instead of when the tab is shown. It is drawn from the
+            kept analysis only, never by the model, so its events skip Gradio's queue (``app.py``).
     """
 
     id: str
