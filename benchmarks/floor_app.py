@@ -4,6 +4,8 @@
 - The page is the floor of the explorer's page (``make bench``'s browser section): a sentence box, an
   Analyze button and a head choice, each drawing one attention-sized heatmap (one float32 matrix, a
   token label per row and column) with nothing else; on page load it draws the sentence already there.
+  Every event goes through Gradio's queue, its default. A second head choice (``#head-direct``) draws the
+  same heatmap off the queue (``queue=False``), as the explorer's head choice does.
 """
 
 import argparse
@@ -36,9 +38,11 @@ with gr.Blocks() as demo:
     sentence = gr.Textbox("the film was a quiet funny and completely charming surprise", elem_id="sentence")
     analyze = gr.Button("Analyze", elem_id="analyze")
     head = gr.Radio([1, 2, 3, 4], value=1, label="Head", elem_id="head")
+    head_direct = gr.Radio([1, 2, 3, 4], value=1, label="Head, off the queue", elem_id="head-direct")
     plot = gr.Plot(elem_id="attention-heatmap")
     analyze.click(floor_heatmap, [sentence, head], plot, api_visibility="private")
     head.input(floor_heatmap, [sentence, head], plot, api_visibility="private")
+    head_direct.input(floor_heatmap, [sentence, head_direct], plot, api_visibility="private", queue=False)
     demo.load(floor_heatmap, [sentence, head], plot, api_visibility="private")
 
 if __name__ == "__main__":
