@@ -83,13 +83,12 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
     max_len = json.loads((ROOT / "assets" / "model" / "config.json").read_text())["max_len"]
     lengths = sorted({min(tokens, max_len) for tokens in lengths})
     ports = {"app": free_port(), "floor": free_port()}
-    servers = {
-        "app": start_server(["app.py"], ports["app"]),
-        "floor": start_server(["-m", "benchmarks.floor_app"], ports["floor"]),
-    }
     urls = {name: f"http://127.0.0.1:{port}/" for name, port in ports.items()}
     samples: dict[tuple[str, str], list[float]] = {}
-    try:
+    servers = {}
+    try:  # a server that fails to start leaves none running
+        servers["app"] = start_server(["app.py"], ports["app"])
+        servers["floor"] = start_server(["-m", "benchmarks.floor_app"], ports["floor"])
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             pages = {}
