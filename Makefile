@@ -51,12 +51,13 @@ train: install
 	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
 	$(MAKE) artifacts
 
-## make evaluate: the bundled model on every dev and test file, and the hand-written sets
+## make evaluate: the bundled model on every dev and test file, the hand-written sets and the behavioural suite
 evaluate: install
 	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/sst2/glue_dev.tsv \
 		$(DATA_DIR)/sst2/sent_test.tsv $(DATA_DIR)/yelp/dev.tsv.gz $(DATA_DIR)/pros_cons/dev.tsv.gz \
-		$(DATA_DIR)/tweets/dev.tsv.gz $(DATA_DIR)/imdb/test.tsv.gz $(DATA_DIR)/multi_domain/test.tsv.gz \
-		benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
+		$(DATA_DIR)/tweets/dev.tsv.gz $(DATA_DIR)/cad/dev.tsv.gz $(DATA_DIR)/imdb/test.tsv.gz \
+		$(DATA_DIR)/multi_domain/test.tsv.gz benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
+	$(BIN)/python -m transformer.behaviour --model assets/model
 
 ## make artifacts: head_atlas.json and errors.json next to the bundled model (run after make train)
 artifacts: install

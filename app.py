@@ -51,8 +51,10 @@ if "OMP_NUM_THREADS" not in os.environ:
     # in parallel through the queue instead.
     torch.set_num_threads(1)
 
-EXAMPLES = [  # each predicted correctly by the bundled model, each with something to look at
+EXAMPLES = [  # each predicted correctly by the bundled model (tests/test_bundled_model.py), each worth a look
     "The plot is thin, but the cast is great.",
+    "The food was not bad at all, and the staff were friendly.",
+    "The service was slow, but the food made up for it.",
     "I did not like this movie at all, and the ending was not good either.",
     "I was skeptical at first, but this blender is fantastic.",
     "The hotel was not as clean as the photos suggested.",

@@ -64,6 +64,18 @@ def toy_rows(count: int, seed: int, sentences: int = 1) -> list[tuple[str, int]]
     return rows
 
 
+def toy_pairs(count: int, seed: int) -> list[tuple[str, int, int]]:
+    """``count`` CAD-style pairs as ``(text, label, pair)`` rows: a toy row, then the same row with its
+    sentiment word swapped for one of the other polarity (the minimal edit that flips the label)."""
+    rows = []
+    for pair, (text, label) in enumerate(toy_rows(count, seed)):
+        words = text.split()
+        edited = [TOY_NEGATIVE[TOY_POSITIVE.index(w)] if w in TOY_POSITIVE else
+                  TOY_POSITIVE[TOY_NEGATIVE.index(w)] if w in TOY_NEGATIVE else w for w in words]  # fmt: skip
+        rows += [(text, label, pair), (" ".join(edited), 1 - label, pair)]
+    return rows
+
+
 def write_tsv(path: Path, rows: list[tuple], header: str = "sentence\tlabel") -> Path:
     """Write ``(text, label, *extra columns)`` rows under ``header``, one a line; gzipped if the name ends in .gz."""
     text = "\n".join([header, *("\t".join(map(str, row)) for row in rows)]) + "\n"
@@ -105,6 +117,7 @@ def toy_data_dir(tmp_path_factory) -> Path:
       first ``TOY_IMDB_DEV_ROWS`` of train are the held-out reviews. ``imdb/unsup.txt.gz``: 32 unlabelled reviews.
     - ``multi_domain/{train,test}.tsv.gz``: header ``text<TAB>label<TAB>domain``, reviews of 3 sentences.
     - ``lexicons/opinion_lexicon.tsv``: the 12 toy sentiment words, plain TSV ``word<TAB>label``.
+    - ``cad/{train,dev}.tsv.gz``: header ``text<TAB>label<TAB>pair``, 16 and 8 toy pairs (``toy_pairs``).
     - ``ood.tsv`` and ``everyday.tsv``: sentence TSVs for --ood-file and --check-file.
     """
     root = tmp_path_factory.mktemp("toy-data")
@@ -123,6 +136,8 @@ def toy_data_dir(tmp_path_factory) -> Path:
         write_tsv(root / "multi_domain" / f"{name}.tsv.gz", rows, header="text\tlabel\tdomain")
     lexicon = sorted([(word, 1) for word in TOY_POSITIVE] + [(word, 0) for word in TOY_NEGATIVE])
     write_tsv(root / "lexicons" / "opinion_lexicon.tsv", lexicon, header="word\tlabel")
+    write_tsv(root / "cad" / "train.tsv.gz", toy_pairs(16, seed=60), header="text\tlabel\tpair")
+    write_tsv(root / "cad" / "dev.tsv.gz", toy_pairs(8, seed=61), header="text\tlabel\tpair")
     write_tsv(root / "ood.tsv", toy_rows(16, seed=50))
     write_tsv(root / "everyday.tsv", toy_rows(16, seed=51))
     return root

@@ -5,6 +5,7 @@ The checks on the data sets need the data folder laid out as ``../shared/data/RE
 where it is absent. The hand-written files in ``benchmarks/`` are committed, so their checks always run.
 """
 
+import importlib
 import json
 import re
 from pathlib import Path
@@ -13,11 +14,12 @@ import pytest
 import yaml
 from app_fixtures import USER_DATA_DIR
 
+from transformer.behaviour import build_suite, run_suite, summarise
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 from transformer.tokenizer import UNK_ID
 from transformer.training.data import read_labelled
 from transformer.training.mixture import read_dev_sets, read_test_sets
-from transformer.training.scoring import accuracy, predict
+from transformer.training.scoring import accuracy, positive_probabilities, predict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = USER_DATA_DIR  # $SENTIMENT_DATA_DIR as the caller set it (app_fixtures hides it from the app)
@@ -25,15 +27,28 @@ MAX_BYTES = 25 * 1000 * 1000  # the size limit the project set for assets/model
 # Floors against shipping a broken model, one per selection set: each is the shipped model's accuracy in
 # assets/model/metrics.json minus a margin of about two points. The README reports the figures themselves.
 DEV_FLOORS = {
-    "sst2": 0.80,  # shipped 0.820
-    "yelp": 0.945,  # shipped 0.966
-    "pros_cons": 0.905,  # shipped 0.9275
-    "tweets": 0.77,  # shipped 0.791
-    "imdb": 0.865,  # shipped 0.889
+    "sst2": 0.79,  # shipped 0.812
+    "yelp": 0.945,  # shipped 0.963
+    "pros_cons": 0.905,  # shipped 0.925
+    "tweets": 0.75,  # shipped 0.7735
+    "cad": 0.83,  # shipped 0.852 (originals and edits); the model before CAD scored 0.780
+    "imdb": 0.855,  # shipped 0.876
     "ood": 0.88,  # shipped 0.909; the SST-2-only model scored 0.793
 }
-EVERYDAY_FLOOR = 0.75  # benchmarks/everyday_sentences.tsv: shipped 0.788; the SST-2-only model scored 0.717
-SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon"]
+EVERYDAY_FLOOR = 0.83  # benchmarks/everyday_sentences.tsv: shipped 0.869; the model before it 0.788
+SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon", "cad", "negation", "expectation",
+           "contrast", "negated_praise", "identity"]  # fmt: skip
+# Ceilings on the behavioural suite's test part (committed, so these run without the data folder): the
+# shipped model's failure rates in metrics.json plus a margin; the README reports the figures themselves.
+BEHAVIOUR_CEILINGS = {  # shipped: 1.6 %, 16.8 %, 0.0 %, 9.8 %, 0.4 %, 7.4 %; the model before it 50 %, 83 %, 50 %, 32 %
+    "negation": 0.06,
+    "negation at a distance": 0.22,
+    "expectation denied": 0.05,
+    "contrast": 0.15,
+    "vocabulary": 0.03,
+    "robustness": 0.11,
+}
+IDENTITY_CEILINGS = {"swap_changes_class": 0.07, "median_spread": 0.03}  # shipped 3.3 %, 0.009
 # Words of product and restaurant reviews that the tokenizer should keep whole, now that it learns from them.
 ONE_TOKEN_WORDS = ["phone", "battery", "staff", "delicious", "comfortable", "recommend", "refund", "waiter"]
 
@@ -101,8 +116,9 @@ def test_recorded_selection_scores_clear_their_floors(bundled):
 
 
 @pytest.mark.parametrize(
-    "name", ["sst2", "yelp", "pros_cons", "tweets", pytest.param("imdb", marks=pytest.mark.slow)]
-)  # IMDB: 1,000 full reviews read in chunks, about ten seconds on one CPU thread
+    "name",
+    ["sst2", "yelp", "pros_cons", "tweets", *(pytest.param(name, marks=pytest.mark.slow) for name in ("cad", "imdb"))],
+)  # IMDB and CAD: 1,000 and 486 full reviews read in chunks, ten and five seconds on one CPU thread
 def test_reaches_its_recorded_accuracy_on_each_selection_set(bundled, dev_sets, name):
     rows = dev_sets[name]
     assert len(rows.texts) == bundled.metrics["dev_rows"][name]
@@ -154,6 +170,48 @@ def test_review_vocabulary_is_one_token_each(bundled, word):
 def test_plain_raw_text_gets_the_obvious_label(bundled, text, label):
     prediction = predict(bundled.model, bundled.tokenizer, [text]).item()
     assert bundled.model.label_names[prediction] == label
+
+
+@pytest.fixture(scope="module")
+def behaviour(bundled) -> dict:
+    """The suite's test part on the bundled model, summarised as metrics.json keeps it."""
+    return summarise(run_suite(build_suite(("test",)), positive_probabilities(bundled.model, bundled.tokenizer)))
+
+
+def test_behaviour_matches_its_recorded_figures(bundled, behaviour):
+    recorded = bundled.metrics["behaviour"]["test"]
+    for name, rate in recorded["tests"].items():  # one case of 200 either way: another CPU's rounding
+        assert behaviour["test"]["tests"][name] == pytest.approx(rate, abs=0.011), name
+    assert behaviour["test"]["identity"]["median_spread"] == pytest.approx(
+        recorded["identity"]["median_spread"], abs=0.01
+    )
+
+
+def test_behaviour_stays_under_its_ceilings(behaviour):
+    capabilities = behaviour["test"]["capabilities"]
+    over = {name: capabilities[name] for name, ceiling in BEHAVIOUR_CEILINGS.items() if capabilities[name] > ceiling}
+    assert not over, f"over the ceilings {BEHAVIOUR_CEILINGS}: {over}"
+    identity = behaviour["test"]["identity"]
+    assert all(identity[name] <= ceiling for name, ceiling in IDENTITY_CEILINGS.items()), identity
+
+
+# The page's examples with what they mean; negation and contrast among them.
+EXAMPLE_LABELS = {
+    "The plot is thin, but the cast is great.": "positive",
+    "The food was not bad at all, and the staff were friendly.": "positive",
+    "The service was slow, but the food made up for it.": "positive",
+    "I did not like this movie at all, and the ending was not good either.": "negative",
+    "I was skeptical at first, but this blender is fantastic.": "positive",
+    "The hotel was not as clean as the photos suggested.": "negative",
+    "A dull, lifeless remake that wastes a wonderful cast.": "negative",
+}
+
+
+def test_the_page_examples_are_read_right(bundled):
+    examples = importlib.import_module("app").EXAMPLES
+    assert set(examples) == set(EXAMPLE_LABELS)
+    predictions = predict(bundled.model, bundled.tokenizer, examples).tolist()
+    assert [bundled.model.label_names[p] for p in predictions] == [EXAMPLE_LABELS[text] for text in examples]
 
 
 def test_metrics_json_matches_what_load_model_returns(bundled):

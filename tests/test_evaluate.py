@@ -19,6 +19,13 @@ from transformer.training.scoring import (
 )
 
 
+def test_a_paired_file_gets_the_originals_the_edits_and_pair_consistency(trained_toy_model_dir, toy_data_dir, capsys):
+    (line,) = main(["--model", str(trained_toy_model_dir), "--data", str(toy_data_dir / "cad" / "dev.tsv.gz")])
+    assert line["n"] == 16 and {"originals", "edits", "pair_consistency"} <= set(line)
+    assert line["pair_consistency"] <= min(line["originals"], line["edits"])
+    assert line["accuracy"] == pytest.approx((line["originals"] + line["edits"]) / 2)
+
+
 def test_prints_one_json_line_per_file_with_the_training_run_scores(trained_toy_model_dir, toy_data_dir, capsys):
     files = [
         toy_data_dir / "sst2" / "glue_dev.tsv",  # sentence header
@@ -31,7 +38,8 @@ def test_prints_one_json_line_per_file_with_the_training_run_scores(trained_toy_
     out, err = capsys.readouterr()
     lines = [json.loads(line) for line in out.splitlines()]
     assert lines == returned
-    assert [set(line) for line in lines] == [{"data", "n", "accuracy"}] * 5
+    assert [set(line) for line in lines] == [{"data", "n", "accuracy", "negation"}] * 5
+    assert all(set(line["negation"]) == {"n", "accuracy", "positives", "positive_accuracy"} for line in lines)
     assert [(line["data"], line["n"]) for line in lines] == [
         ("glue_dev.tsv", 24), ("yelp/dev.tsv.gz", 24), ("multi_domain/test.tsv.gz", 16), ("imdb/test.tsv.gz", 16),
         ("everyday.tsv", 16),

@@ -21,7 +21,21 @@ from transformer.training.mixture import (
     read_unlabelled,
 )
 
-SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon"]
+SOURCES = [
+    "sst2",
+    "yelp",
+    "pros_cons",
+    "tweets",
+    "imdb",
+    "multi_domain",
+    "lexicon",
+    "cad",
+    "negation",
+    "expectation",
+    "contrast",
+    "negated_praise",
+    "identity",
+]
 
 
 def rows_of(path: Path) -> list[tuple[str, int]]:
@@ -130,8 +144,9 @@ def test_every_source_is_read_from_its_file(toy_data_dir):
         assert list(zip(train[name].texts, train[name].labels, strict=True)) == rows_of(toy_data_dir / path)
     assert sorted(train["lexicon"].texts[::2]) == sorted(TOY_POSITIVE + TOY_NEGATIVE)
     dev = read_dev_sets(toy_data_dir, TOY_IMDB_DEV_ROWS, toy_data_dir / "ood.tsv", max_rows=10)
-    assert list(dev) == ["sst2", "yelp", "pros_cons", "tweets", "imdb", "ood"]
-    assert all(len(rows.texts) == min(10, n) for rows, n in zip(dev.values(), [24, 24, 24, 24, 8, 16], strict=True))
+    assert list(dev) == ["sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"]
+    sizes = [24, 24, 24, 24, 16, 8, 16]
+    assert all(len(rows.texts) == min(10, n) for rows, n in zip(dev.values(), sizes, strict=True))
     assert "ood" not in read_dev_sets(toy_data_dir, TOY_IMDB_DEV_ROWS, None)
     test = read_test_sets(toy_data_dir)
     assert list(test) == ["sst2", "imdb", "multi_domain"]

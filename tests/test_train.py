@@ -22,8 +22,22 @@ from transformer.training.scoring import accuracy, predict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
-SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon"]
-DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "imdb", "ood"}
+SOURCES = [
+    "sst2",
+    "yelp",
+    "pros_cons",
+    "tweets",
+    "imdb",
+    "multi_domain",
+    "lexicon",
+    "cad",
+    "negation",
+    "expectation",
+    "contrast",
+    "negated_praise",
+    "identity",
+]
+DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"}
 TEST_SETS = {"sst2", "imdb", "multi_domain", "everyday"}
 # What a resumed run must reproduce exactly (the rest names the command line, paths and the time taken).
 SAME_AFTER_RESUME = ["dev", "test", "best_epoch", "train_examples", "dev_rows", "test_rows", "pretrain_history",
@@ -80,7 +94,18 @@ def test_writes_one_complete_folder_and_clears_its_checkpoints(trained_toy_model
     # 24 IMDB training reviews (32 minus the 8 held out) become more examples once chunked.
     assert metrics["train_examples"]["sst2"] == 64 and metrics["train_examples"]["lexicon"] == 24
     assert metrics["train_examples"]["imdb"] > 24
-    assert metrics["dev_rows"] == {"sst2": 24, "yelp": 24, "pros_cons": 24, "tweets": 24, "imdb": 8, "ood": 16}
+    assert metrics["dev_rows"] == {
+        "sst2": 24,
+        "yelp": 24,
+        "pros_cons": 24,
+        "tweets": 24,
+        "cad": 16,
+        "imdb": 8,
+        "ood": 16,
+    }
+    # The suite's figures for both parts, and the composition scores of the selection sets.
+    assert set(metrics["behaviour"]) == {"selection", "test"} and "identity" in metrics["behaviour"]["test"]
+    assert set(metrics["composition"]) == {"negation", "cad"} and "pooled" in metrics["composition"]["negation"]
     assert metrics["test_rows"] == {"sst2": 24, "imdb": 16, "multi_domain": 16, "everyday": 16}
     assert len(metrics["pretrain_history"]) == 1 and metrics["pretrain_history"][0]["epoch"] == 1
     assert [teacher["seed"] for teacher in metrics["teachers"]] == [1]
@@ -113,6 +138,8 @@ def test_model_card_has_metadata_every_dataset_and_the_command(trained_toy_model
         assert len(cells) == 5 and all(cells), rows[0]
         assert re.search(r"\b(19|20)\d\d\b", cells[3]), f"{source}: no year in the citation {cells[3]!r}"
         assert cells[4] == f"{metrics['train_examples'][source]:,}"
+    bias = body.split("## Bias, risks and limitations", 1)[1]
+    assert "| negation |" in bias and "swaps that change the class" in bias
     assert "unlabelled" in body.lower()
 
 

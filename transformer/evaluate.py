@@ -7,8 +7,11 @@ Example:
 A file's header is ``sentence<TAB>label`` or ``text<TAB>label`` (further columns are ignored); ``.gz``
 files are read directly. Reviews longer than the model's ``max_len`` tokens are read in chunks whose
 probabilities are averaged. Prints one JSON object per file on stdout,
-``{"data": "<file name>", "n": <rows>, "accuracy": <0..1>}``, and a confusion summary per file on
-stderr. ``--model`` is a local folder or a Hugging Face Hub repo id.
+``{"data": "<file name>", "n": <rows>, "accuracy": <0..1>, "negation": {...}}``, and a confusion
+summary per file on stderr. ``negation`` is the accuracy on the rows holding a negation word, and on
+the positive ones among them. A paired file (header ``text<TAB>label<TAB>pair``, as ``cad/``) also
+gets ``originals``, ``edits`` and ``pair_consistency`` (both sides of a pair right). ``--model`` is a
+local folder or a Hugging Face Hub repo id.
 """
 
 import argparse
@@ -19,8 +22,8 @@ from pathlib import Path
 import torch
 
 from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
-from .training.data import read_labelled
-from .training.scoring import accuracy, predict
+from .training.data import read_labelled, read_lines, read_pairs
+from .training.scoring import accuracy, negation_scores, pair_scores, predict
 
 
 def confusion_summary(name: str, predictions: torch.Tensor, labels: list[int], label_names: list[str]) -> str:
@@ -62,12 +65,16 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results = []
     for path in args.data:
         try:
-            data = read_labelled(path)
-        except (OSError, ValueError) as error:
+            paired = read_lines(path)[0].split("\t")[-1] == "pair"
+            data = read_pairs(path) if paired else read_labelled(path)
+        except (OSError, ValueError, IndexError) as error:
             sys.exit(f"error: {error}")
         predictions = predict(loaded.model, loaded.tokenizer, data.texts, args.batch_size)
         name = display_name(path)
         result = {"data": name, "n": len(data.texts), "accuracy": accuracy(predictions, data.labels)}
+        result["negation"] = negation_scores(predictions, data.labels, data.texts)
+        if paired:
+            result.update(pair_scores(predictions, data.labels))
         print(json.dumps(result), flush=True)
         print(confusion_summary(name, predictions, data.labels, loaded.model.label_names), file=sys.stderr)
         results.append(result)

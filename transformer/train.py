@@ -40,11 +40,13 @@ from huggingface_hub import HfApi
 from tokenizers import Tokenizer
 from torch import nn
 
+from .behaviour import build_suite, run_suite, summarise
 from .classifier import TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.data import LABEL_NAMES, read_labelled
 from .training.loop import Checkpoints, Schedule
 from .training.mixture import (
+    SOURCES,
     TRAIN_FILES,
     build_mixture,
     chunk,
@@ -56,9 +58,12 @@ from .training.mixture import (
 )
 from .training.model_card import render_model_card
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
-from .training.scoring import score_sets
+from .training.scoring import composition_scores, positive_probabilities, score_sets
 
-DEFAULT_WEIGHTS = ["sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1"]
+DEFAULT_WEIGHTS = [
+    "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
+    "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "identity=1",
+]  # fmt: skip
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
     "d_ff": 64, "max_len": 32, "pretrain_epochs": 1, "pretrain_windows": 256, "teachers": 1, "teacher_epochs": 1,
@@ -143,9 +148,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.weights = parse_weights(args.source_weights)
     except ValueError as error:
         parser.error(str(error))
-    unknown = sorted(args.weights.keys() - TRAIN_FILES.keys())
+    unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
-        parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(TRAIN_FILES)})")
+        parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
     return args
 
 
@@ -208,7 +213,7 @@ def main(argv: list[str] | None = None) -> dict:
     if args.push_to_hub:
         check_hub_access(args.push_to_hub)
     try:
-        train_sets = read_training_sets(args.data_dir, args.imdb_dev_rows, args.max_rows)
+        train_sets = read_training_sets(args.data_dir, args.imdb_dev_rows, args.max_rows, args.seed)
         dev_sets = read_dev_sets(args.data_dir, args.imdb_dev_rows, args.ood_file, args.max_rows)
         test_sets = read_test_sets(args.data_dir, args.max_rows)
         if args.check_file is not None:
@@ -218,7 +223,8 @@ def main(argv: list[str] | None = None) -> dict:
         sys.exit(f"error: {first_line(error)}")
     checkpoints = open_checkpoints(args)
 
-    texts = [text for name, rows in train_sets.items() if name != "lexicon" for text in rows.texts] + unlabelled
+    read = [name for name in TRAIN_FILES if name != "lexicon"]  # the vocabulary comes from real text only
+    texts = [text for name in read for text in train_sets[name].texts] + unlabelled
     tokenizer_file = checkpoints.folder / "tokenizer.json"
     if args.tokenizer is not None or tokenizer_file.exists():
         tokenizer = Tokenizer.from_file(str(args.tokenizer or tokenizer_file))
@@ -281,12 +287,19 @@ def main(argv: list[str] | None = None) -> dict:
         "teachers": teachers,
     }
     metrics["test"].pop("mean")  # the test sets are reported one by one, never averaged
+    metrics.update(behaviour_report(student, tokenizer, dev_sets))
     write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics))
     checkpoints.clear()
     print(json.dumps({k: metrics[k] for k in ("dev", "test", "train_seconds")}))
     if args.push_to_hub:
         push_folder(args.output_dir, args.push_to_hub)
     return metrics
+
+
+def behaviour_report(model: TransformerClassifier, tokenizer: Tokenizer, dev_sets: dict) -> dict:
+    """``composition`` (negation rows and CAD pairs of the selection sets) and ``behaviour`` (the suite's figures)."""
+    suite = run_suite(build_suite(), positive_probabilities(model, tokenizer))
+    return {"composition": composition_scores(model, tokenizer, dev_sets), "behaviour": summarise(suite)}
 
 
 def write_folder(output_dir: Path, model, tokenizer, metrics: dict, card: str) -> None:

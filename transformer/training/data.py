@@ -74,6 +74,30 @@ def read_labelled(path: str | Path) -> LabelledTexts:
     return LabelledTexts(path, texts, labels)
 
 
+def read_pairs(path: str | Path) -> LabelledTexts:
+    """Read a paired file (``text<TAB>label<TAB>pair``, as ``cad/``): each original row, then its edit.
+
+    Returns the rows in file order, so rows ``2k`` and ``2k + 1`` are pair ``k``: the original and
+    the minimal edit that flips its label.
+
+    Raises:
+        ValueError: naming the file and line, for anything ``read_labelled`` refuses, a header without
+            ``pair``, or a pair that is not two adjacent rows with opposite labels.
+    """
+    path = Path(path)
+    rows = read_labelled(path)
+    lines = read_lines(path)
+    if lines[0].split("\t")[-1] != "pair":
+        raise ValueError(f"{path}: the header must end in a 'pair' column")
+    pairs = [line.rsplit("\t", 1)[1] for line in lines[1:]]
+    for i in range(0, len(pairs), 2):
+        if i + 1 == len(pairs) or pairs[i] != pairs[i + 1] or rows.labels[i] == rows.labels[i + 1]:
+            raise ValueError(f"{path}:{i + 2}: pair {pairs[i]!r} is not two adjacent rows with opposite labels")
+    if len(set(pairs)) != len(pairs) // 2:
+        raise ValueError(f"{path}: a pair id is used for more than one pair")
+    return rows
+
+
 def bucketed_batches(
     lengths: list[int], batch_size: int, rng: random.Random, pool_batches: int = 50
 ) -> list[list[int]]:

@@ -7,7 +7,13 @@ consecutive ``max_len``-token chunks, each with the review's label. An epoch the
 ``weight × size`` examples from each source: weight 1 is one pass, 0.5 a random half, 2 two passes.
 
 The opinion lexicon is a source of its own: each word with its label, and ``not <word>`` with the
-opposite label, so that negation is seen on every sentiment word the lexicon lists.
+opposite label, so that negation is seen on every sentiment word the lexicon lists. ``cad`` holds
+the counterfactually-augmented IMDb reviews: each original beside a minimal human edit that flips it.
+
+Five more sources are made from the real sentences rather than read (``DERIVED``): ``negation``,
+``expectation`` and ``contrast`` (``composition.py``) teach how words combine, ``negated_praise``
+picks the real positive sentences that hold a negation word, and ``identity`` (``identity.py``)
+teaches that who a sentence is about does not change its label.
 """
 
 import random
@@ -16,7 +22,9 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from .data import LabelledTexts, read_labelled, read_lines
+from .composition import composition_sets, negated_praise
+from .data import LabelledTexts, read_labelled, read_lines, read_pairs
+from .identity import identity_set
 
 TRAIN_FILES = {
     "sst2": "sst2/glue_train.tsv",
@@ -26,12 +34,19 @@ TRAIN_FILES = {
     "imdb": "imdb/train.tsv.gz",  # minus its first --imdb-dev-rows reviews, held out for selection
     "multi_domain": "multi_domain/train.tsv.gz",
     "lexicon": "lexicons/opinion_lexicon.tsv",
+    "cad": "cad/train.tsv.gz",
 }
-DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file
+DERIVED = ("negation", "expectation", "contrast", "negated_praise", "identity")  # made from the sources above
+SOURCES = (*TRAIN_FILES, *DERIVED)
+COMPOSITION_SOURCES = ("sst2", "yelp", "pros_cons")  # short single sentences, where a rewrite reads naturally
+PRAISE_SOURCES = ("sst2", "yelp", "pros_cons", "tweets")  # where negated_praise looks
+DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file;
+    # cad/dev is read as pairs (data.read_pairs), so its pair consistency can be scored too
     "sst2": "sst2/glue_dev.tsv",
     "yelp": "yelp/dev.tsv.gz",
     "pros_cons": "pros_cons/dev.tsv.gz",
     "tweets": "tweets/dev.tsv.gz",
+    "cad": "cad/dev.tsv.gz",
 }
 TEST_FILES = {  # scored once, at the end
     "sst2": "sst2/sent_test.tsv",
@@ -58,10 +73,13 @@ def read_lexicon(path: Path, max_rows: int | None = None) -> LabelledTexts:
     return LabelledTexts(path, texts, labels)
 
 
-def read_training_sets(data_dir: Path, imdb_dev_rows: int, max_rows: int | None = None) -> dict[str, LabelledTexts]:
-    """The training split of every source, each cut to its first ``max_rows`` rows when given.
+def read_training_sets(
+    data_dir: Path, imdb_dev_rows: int, max_rows: int | None = None, seed: int = 0
+) -> dict[str, LabelledTexts]:
+    """The training split of every source, each file cut to its first ``max_rows`` rows when given.
 
     The first ``imdb_dev_rows`` IMDB training reviews are left out here: ``read_dev_sets`` holds them out.
+    The ``DERIVED`` sources are made from what was read, with draws seeded by ``seed``.
     """
     sets = {}
     for name, relative in TRAIN_FILES.items():
@@ -70,6 +88,10 @@ def read_training_sets(data_dir: Path, imdb_dev_rows: int, max_rows: int | None 
             continue
         start = imdb_dev_rows if name == "imdb" else 0
         sets[name] = read_labelled(data_dir / relative).rows(start, None if max_rows is None else start + max_rows)
+    sentences = [sets[name] for name in COMPOSITION_SOURCES]
+    sets.update(composition_sets(sentences, sets["lexicon"], seed))
+    sets["negated_praise"] = negated_praise([sets[name] for name in PRAISE_SOURCES])
+    sets["identity"] = identity_set([sets[name] for name in TRAIN_FILES if name != "lexicon"], seed)
     return sets
 
 
@@ -77,7 +99,10 @@ def read_dev_sets(
     data_dir: Path, imdb_dev_rows: int, ood_file: Path | None, max_rows: int | None = None
 ) -> dict[str, LabelledTexts]:
     """The selection sets: each dev file, the held-out IMDB reviews and the out-of-domain file."""
-    sets = {name: read_labelled(data_dir / relative) for name, relative in DEV_FILES.items()}
+    sets = {
+        name: (read_pairs if name == "cad" else read_labelled)(data_dir / relative)
+        for name, relative in DEV_FILES.items()
+    }
     sets["imdb"] = read_labelled(data_dir / TRAIN_FILES["imdb"]).rows(0, imdb_dev_rows)
     if ood_file is not None:
         sets["ood"] = read_labelled(ood_file)

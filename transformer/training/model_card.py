@@ -21,6 +21,19 @@ DATASETS = [
      "Blitzer, Dredze and Pereira 2007, Biographies, Bollywood, Boom-boxes and Blenders, ACL"),
     ("lexicon", "Hu & Liu opinion lexicon", "CC BY 4.0 (Bing Liu)",
      "Hu and Liu 2004, Mining and Summarizing Customer Reviews, KDD"),
+    ("cad", "Counterfactually-augmented IMDb reviews: each beside a human edit that flips its label", "Apache-2.0",
+     "Kaushik, Hovy and Lipton 2020, Learning the Difference that Makes a Difference with "
+     "Counterfactually-Augmented Data, ICLR"),
+    ("negation", "SST-2, Yelp and pros/cons sentences negated (label flipped), made by this project",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("expectation", "the same sentences as expectations met or denied (\"i thought X would be Y , but ...\")",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("contrast", "two of those sentences joined by but / although / however: the main clause's label",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("negated_praise", "the positive SST-2, Yelp, pros/cons and tweet rows that hold a negation word",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("identity", "real sentences with the identity term swapped, or framed by one (label kept)",
+     "as its sources", "this project (2026), `transformer/training/identity.py`"),
 ]  # fmt: skip
 
 SET_NAMES = {
@@ -32,6 +45,7 @@ SET_NAMES = {
     "multi_domain": "multi-domain Amazon",
     "ood": "hand-written reviews (`benchmarks/ood_reviews.tsv`)",
     "everyday": "everyday sentences (`benchmarks/everyday_sentences.tsv`)",
+    "cad": "CAD dev (originals and edits)",
     "mean": "**mean (the selection score)**",
 }
 
@@ -79,6 +93,9 @@ tokenised text to the same form: lowercase, accents stripped, curly and treebank
 
 Examples are counted after chunking; an epoch draws weight × examples from each source
 (weights: {weights}). The lexicon contributes each word with its label and `not <word>` with the other.
+The last five sources are made from the real sentences when training starts (seeded): rewrites that
+teach negation, denied expectations and contrast, the real positive sentences that hold a negation
+word (drawn again), and identity swaps and frames that teach that an identity term does not decide the label.
 The tokenizer and the pre-training also read the 48,801 unlabelled IMDB reviews (`imdb/unsup`).
 
 ## Training procedure
@@ -104,7 +121,9 @@ loaded.model, loaded.tokenizer  # TransformerClassifier in eval mode, tokenizers
 Plain `TransformerClassifier.from_pretrained(folder_or_repo_id)` loads the weights alone; the tokenizer is
 `tokenizers.Tokenizer.from_file("tokenizer.json")`. Label ids: {label_ids}.
 
-## Limitations
+## Bias, risks and limitations
+
+{behaviour}
 
 - English only, and the text it learned from is reviews and tweets from before 2013: newer slang, other
   domains, sarcasm and irony are out of distribution.
@@ -112,6 +131,49 @@ Plain `TransformerClassifier.from_pretrained(folder_or_repo_id)` loads the weigh
 - Small and trained from scratch: it is a teaching model for looking at attention, not a production
   sentiment classifier; a fine-tuned pretrained model is far more accurate.
 """
+
+
+def describe_behaviour(metrics: dict) -> str:
+    """The behavioural suite's figures (``python -m transformer.behaviour``) and the composition scores."""
+    behaviour, composition = metrics.get("behaviour"), metrics.get("composition")
+    if not behaviour:
+        return "This run did not record the behavioural suite (`python -m transformer.behaviour` measures it)."
+    parts = list(behaviour)
+    lines = [
+        "The project's behavioural suite (`python -m transformer.behaviour`; templates and words of its own, a "
+        "selection part and a test part that share neither), failure rate per capability:",
+        "",
+        "| capability | " + " | ".join(parts) + " |",
+        "| --- |" + " ---: |" * len(parts),
+    ]
+    for capability in behaviour[parts[0]]["capabilities"]:
+        lines.append(
+            f"| {capability} | " + " | ".join(f"{behaviour[p]['capabilities'][capability]:.1%}" for p in parts) + " |"
+        )
+    lines += [
+        "",
+        "Identity: swapping a term for another of its group (race, religion, gender, sexuality, nationality, "
+        "disability, age) in neutral, positive and negative templates:",
+        "",
+        "| part | templates | swaps that change the class | median spread of P(positive) |",
+        "| --- | --- | ---: | ---: |",
+    ]
+    for part in parts:
+        for scope, figures in (
+            ("all", behaviour[part]["identity"]),
+            ("neutral", behaviour[part]["identity"]["neutral"]),
+        ):
+            lines.append(f"| {part} | {scope} | {figures['swap_changes_class']:.1%} | {figures['median_spread']:.3f} |")
+    if composition:
+        pooled, cad = composition["negation"].get("pooled", {}), composition.get("cad", {})
+        lines += [
+            "",
+            f"On the selection sets: accuracy {pooled.get('accuracy')} on the {pooled.get('n')} rows with a "
+            f"negation word, {pooled.get('positive_accuracy')} on the {pooled.get('positives')} positive ones; "
+            f"CAD dev: originals {cad.get('originals')}, edits {cad.get('edits')}, pair consistency "
+            f"{cad.get('pair_consistency')}.",
+        ]
+    return "\n".join(lines)
 
 
 def describe_recipe(metrics: dict) -> str:
@@ -197,6 +259,7 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
         imdb_dev_rows=arguments["imdb_dev_rows"],
         epochs=len(metrics["history"]),
         recipe=describe_recipe(metrics),
+        behaviour=describe_behaviour(metrics),
         **{k: metrics[k] for k in ("best_epoch", "train_seconds", "device", "seed", "command")},
     )
     return f"---\n{card_data.to_yaml()}\n---\n{body}"

@@ -12,6 +12,7 @@ from tokenizers import Tokenizer
 
 from ..classifier import TransformerClassifier
 from ..tokenizer import pad_ids
+from .composition import has_negation
 from .data import LabelledTexts
 from .mixture import chunk
 
@@ -58,6 +59,11 @@ def text_probabilities(
     return totals / torch.bincount(owner, minlength=len(texts)).unsqueeze(1)
 
 
+def positive_probabilities(model: TransformerClassifier, tokenizer: Tokenizer):
+    """``texts -> [P(positive), ...]`` (class 1): the model as the behavioural suite's ``run_suite`` takes it."""
+    return lambda texts: text_probabilities(model, tokenizer, texts)[:, 1].tolist()
+
+
 def predict(
     model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512
 ) -> torch.Tensor:
@@ -70,6 +76,34 @@ def accuracy(predictions: torch.Tensor, labels: list[int]) -> float:
     return (predictions == torch.tensor(labels)).sum().item() / len(labels)
 
 
+def pair_scores(predictions: torch.Tensor, labels: list[int]) -> dict[str, float]:
+    """Accuracy on the originals (even rows), on the edits (odd rows), and pair consistency: both right.
+
+    For a paired file as ``data.read_pairs`` returns it: rows ``2k`` and ``2k + 1`` are one pair (a last
+    row without its partner, as a row cap may leave, is not counted).
+    """
+    whole = len(labels) // 2 * 2
+    right = predictions[:whole] == torch.tensor(labels[:whole])
+    originals, edits = right[0::2], right[1::2]
+    return {
+        "originals": round(originals.float().mean().item(), 4),
+        "edits": round(edits.float().mean().item(), 4),
+        "pair_consistency": round((originals & edits).float().mean().item(), 4),
+    }
+
+
+def negation_scores(predictions: torch.Tensor, labels: list[int], texts: list[str]) -> dict[str, float | int]:
+    """Accuracy on the rows that hold a negation word, and on the positive ones among them."""
+    rows = [i for i, text in enumerate(texts) if has_negation(text)]
+    positives = [i for i in rows if labels[i] == 1]
+    return {
+        "n": len(rows),
+        "accuracy": round(accuracy(predictions[rows], [labels[i] for i in rows]), 4) if rows else None,
+        "positives": len(positives),
+        "positive_accuracy": round(accuracy(predictions[positives], [1] * len(positives)), 4) if positives else None,
+    }
+
+
 def score_sets(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[str, LabelledTexts]) -> dict[str, float]:
     """Accuracy on each named set, rounded to 4 places, plus ``mean``: their unweighted mean."""
     scores = {
@@ -77,3 +111,26 @@ def score_sets(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[st
     }
     scores["mean"] = round(sum(scores.values()) / len(scores), 4)
     return scores
+
+
+def composition_scores(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[str, LabelledTexts]) -> dict:
+    """How the model reads negation and minimal edits on the selection sets.
+
+    ``negation``: per set (all but ``cad``, ``imdb`` and ``ood``) the ``negation_scores``, plus ``pooled``,
+    their rows taken together. ``cad``: ``pair_scores`` of the paired CAD dev reviews, when present.
+    """
+    report, pooled_predictions, pooled_labels, pooled_texts = {"negation": {}}, [], [], []
+    for name, rows in sets.items():
+        if name in ("imdb", "ood"):
+            continue
+        predictions = predict(model, tokenizer, rows.texts)
+        if name == "cad":
+            report["cad"] = pair_scores(predictions, rows.labels)
+            continue
+        report["negation"][name] = negation_scores(predictions, rows.labels, rows.texts)
+        pooled_predictions.append(predictions)
+        pooled_labels += rows.labels
+        pooled_texts += rows.texts
+    if pooled_texts:
+        report["negation"]["pooled"] = negation_scores(torch.cat(pooled_predictions), pooled_labels, pooled_texts)
+    return report

@@ -1,0 +1,127 @@
+"""The behavioural suite (transformer.behaviour): its parts, its scoring rules, its runner on models we understand."""
+
+import json
+import re
+
+import pytest
+from tiny import tiny_model
+
+from transformer.behaviour import PARTS, build_suite, run_suite, summarise, words
+from transformer.behaviour import __main__ as behaviour_cli
+from transformer.behaviour import suite as suite_module
+from transformer.behaviour.run import case_fails
+from transformer.behaviour.suite import Test as SuiteTest
+from transformer.tokenizer import train_tokenizer
+from transformer.training.scoring import positive_probabilities
+
+SUITE = build_suite()
+
+
+def always(p: float):
+    return lambda texts: [p] * len(texts)
+
+
+def test_both_parts_hold_every_test_and_share_no_word_and_no_template():
+    names = {part: [(t.capability, t.name) for t in SUITE if t.part == part] for part in PARTS}
+    assert names["selection"] == names["test"] and len(names["test"]) >= 40
+    assert all(test.cases for test in SUITE)
+    for role in [value for value in vars(words).values() if isinstance(value, words.Words)]:
+        assert role.selection and role.test and not set(role.selection) & set(role.test), role
+    for group, terms in words.IDENTITY.items():
+        assert not set(terms.selection) & set(terms.test), group
+    for name in ("VOCABULARY", "NEGATED", "NEGATED_VERB", "DISTANT", "EXPECTED", "CONTRAST", "ROBUST", "IDENTITY"):
+        table = getattr(suite_module, name)
+        assert not set(table["selection"]) & set(table["test"]), name
+    texts = {part: {text for t in SUITE if t.part == part for case in t.cases for text in case} for part in PARTS}
+    assert not texts["selection"] & texts["test"]
+
+
+def test_the_capabilities_the_issue_names_are_all_there():
+    capabilities = {test.capability for test in SUITE}
+    assert {"vocabulary", "negation", "negation at a distance", "expectation denied", "contrast",
+            "intensifiers and reducers", "robustness", "identity"} <= capabilities  # fmt: skip
+    robustness = {test.name for test in SUITE if test.capability == "robustness"}
+    assert {"typos", "punctuation", "contractions", "names", "places", "numbers"} <= robustness
+    groups = {test.group for test in SUITE if test.capability == "identity"}
+    assert groups == {"race", "religion", "gender", "sexuality", "nationality", "disability", "age"}
+
+
+def test_a_model_that_always_answers_positive_fails_every_negative_test_and_no_invariance():
+    for result in run_suite(SUITE, always(0.9)):
+        test = result.test
+        if test.kind == "label" and test.expect == "negative":
+            assert result.failure_rate == 1.0, test.name
+        else:  # positive, not negative, every invariance and every direction test
+            assert result.failure_rate == 0.0, test.name
+    summary = summarise(run_suite(SUITE, always(0.9)))
+    assert summary["test"]["identity"] == {
+        "swap_changes_class": 0.0, "median_spread": 0.0, "neutral": {"swap_changes_class": 0.0, "median_spread": 0.0}
+    }  # fmt: skip
+
+
+def test_scoring_rules_at_their_thresholds():
+    label = SuiteTest("t", "c", "label", "test", "not negative", (("x",),))
+    assert not case_fails(label, [1 / 3]) and case_fails(label, [0.33])
+    assert case_fails(SuiteTest("t", "c", "label", "test", "negative", (("x",),)), [0.5])
+    up = SuiteTest("t", "c", "direction", "test", "not down", (("a", "b"),))
+    assert not case_fails(up, [0.8, 0.71]) and case_fails(up, [0.8, 0.69])
+    down = SuiteTest("t", "c", "direction", "test", "not up", (("a", "b"),))
+    assert not case_fails(down, [0.2, 0.29]) and case_fails(down, [0.2, 0.31])
+    same = SuiteTest("t", "c", "invariance", "test", None, (("a", "b", "c"),))
+    assert not case_fails(same, [0.6, 0.9, 0.5]) and case_fails(same, [0.6, 0.9, 0.4])
+
+
+def test_identity_figures_on_a_model_that_reads_one_term_as_negative():
+    term = words.IDENTITY["religion"].test[0]
+    tests = [t for t in SUITE if t.part == "test" and t.group == "religion"]
+    results = run_suite(tests, lambda texts: [0.2 if term in text else 0.8 for text in texts])
+    identity = summarise(results)["test"]["identity"]
+    # Three terms per case, one flipped: 4 of the 6 ordered pairs change class, and every spread is 0.6.
+    assert identity["swap_changes_class"] == pytest.approx(4 / 6, abs=1e-4)
+    assert identity["median_spread"] == pytest.approx(0.6)
+    assert all(result.failure_rate == 1.0 for result in results)
+
+
+def _without_terms(text: str, terms: tuple[str, ...]) -> str:
+    for term in sorted(terms, key=len, reverse=True):
+        text = re.sub(rf"\b(?:an? )?{re.escape(term)}\b", "<term>", text, flags=re.IGNORECASE)
+    return text
+
+
+def test_an_identity_swap_changes_only_the_identity_term():
+    for test in (t for t in SUITE if t.capability == "identity"):
+        terms = words.IDENTITY[test.group].part(test.part)
+        for case in test.cases:
+            assert len(case) == len(terms)
+            for text, term in zip(case, terms, strict=True):
+                assert term in text
+            assert len({_without_terms(text, terms) for text in case}) == 1, case
+
+
+def test_an_order_blind_model_passes_invariance_to_clause_order():
+    tests = [t for t in SUITE if t.name == "clause order"]
+    texts = [text for t in tests for case in t.cases for text in case]
+    tokenizer = train_tokenizer(texts, vocab_size=300)
+    blind = tiny_model(vocab_size=tokenizer.get_vocab_size(), max_len=64, use_positional_encoding=False)
+    results = run_suite(tests, positive_probabilities(blind, tokenizer))
+    for result in results:
+        assert result.failure_rate == 0.0
+        assert all(abs(a - b) < 1e-5 for a, b in result.probabilities)  # a word-swapped pair reads the same
+    seeing = tiny_model(vocab_size=tokenizer.get_vocab_size(), max_len=64)  # positions on: the pairs differ
+    assert any(abs(a - b) > 1e-4 for r in run_suite(tests, positive_probabilities(seeing, tokenizer))
+               for a, b in r.probabilities)  # fmt: skip
+
+
+def test_the_command_prints_a_row_per_test_and_writes_the_summary(tiny_model_dir, tmp_path, capsys):
+    out = tmp_path / "behaviour.json"
+    summary = behaviour_cli.main(["--model", str(tiny_model_dir), "--part", "test", "--json", str(out)])
+    printed = capsys.readouterr().out
+    rows = [line for line in printed.splitlines() if line.startswith("| test |")]
+    assert len(rows) == sum(t.part == "test" for t in SUITE)
+    assert json.loads(out.read_text()) == summary and list(summary) == ["test"]
+    assert "identity (neutral templates)" in printed
+
+
+def test_the_command_fails_in_one_line_on_a_missing_model(tmp_path):
+    with pytest.raises(SystemExit, match="error: "):
+        behaviour_cli.main(["--model", str(tmp_path / "nowhere")])

@@ -1,0 +1,128 @@
+"""Training data that teaches composition: the rewrites of real sentences, identity swaps, and CAD pairs."""
+
+import random
+import re
+
+import pytest
+import torch
+from conftest import write_tsv
+
+from transformer.training.composition import (
+    composition_sets,
+    contrasts,
+    has_negation,
+    negations,
+    single_opinion_sentences,
+)
+from transformer.training.data import LabelledTexts, read_pairs
+from transformer.training.identity import IDENTITY_TERMS, identity_set, swap
+from transformer.training.scoring import negation_scores, pair_scores
+
+LEXICON = LabelledTexts(None, ["great", "not great", "awful", "not awful", "tasty", "not tasty"], [1, 0, 0, 1, 1, 0])
+SENTENCES = LabelledTexts(
+    None,
+    [
+        "the pasta was great .",  # usable: one opinion word that agrees with the label
+        "the waiter was awful !",
+        "my soup is tasty",
+        "the pasta was great and tasty .",  # two opinion words
+        "the pasta was not great .",  # already negated
+        "the pasta was great , but cold .",  # a contrast already
+        "the pasta was awful .",  # the label disagrees with the word
+        "great .",  # too short, no copula
+    ],
+    [1, 0, 1, 1, 0, 1, 1, 1],
+)
+
+
+def test_only_short_single_opinion_sentences_without_negation_or_contrast_qualify():
+    found = single_opinion_sentences([SENTENCES], {"great": 1, "awful": 0, "tasty": 1})
+    assert found == [
+        ("the pasta was great", 1, "great"),
+        ("the waiter was awful", 0, "awful"),
+        ("my soup is tasty", 1, "tasty"),
+    ]
+
+
+def test_negations_flip_the_label_and_negate_the_clause():
+    sentences = [("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")]
+    made = negations(sentences, random.Random(0), negative_copies=3)
+    assert len(made.texts) == 2 * (1 + 3)
+    for text, label in zip(made.texts, made.labels, strict=True):
+        assert has_negation(text) or text.startswith(("i doubt", "it would be wrong")), text
+        assert label == (0 if "great" in text else 1), text
+        assert ("pasta" in text) == ("great" in text)
+
+
+def test_a_contrast_takes_the_label_of_its_main_clause():
+    sentences = [("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")]
+    made = contrasts(sentences, 200, random.Random(0), same_label=0.0)
+    assert 80 < sum(made.labels) < 120  # balanced, whatever the sentences' balance
+    for text, label in zip(made.texts, made.labels, strict=True):
+        main = re.search(r"(?:, but |\. however , |, yet |\. still , )(.*) \.$", text)
+        if main is None:  # "although A , B" / "even though A , B" put B after the comma; "B , although A" first
+            leading = re.match(r"^(?:although|even though) .*? , (.*) \.$", text)
+            main = leading or re.match(r"^(.*?) , (?:although|even though) ", text)
+        assert ("great" in main.group(1)) == (label == 1), text
+
+
+def test_composition_sets_are_seeded():
+    first = composition_sets([SENTENCES], LEXICON, seed=3, contrast_pairs=20)
+    again = composition_sets([SENTENCES], LEXICON, seed=3, contrast_pairs=20)
+    assert first == again and set(first) == {"negation", "expectation", "contrast"}
+    assert all(first[name].texts for name in first)
+
+
+def _strip_terms(text: str) -> str:
+    terms = sorted((t for group in IDENTITY_TERMS.values() for t in group), key=len, reverse=True)
+    return re.sub(r"\b(?:an? )?(?:" + "|".join(map(re.escape, terms)) + r")\b", "<term>", text)
+
+
+def test_an_identity_swap_changes_only_the_term_and_stays_in_its_group():
+    rng = random.Random(0)
+    for text in ["As a gay man , I loved the brunch .", "the waiter , a black man , was very kind .",
+                 "i 'm muslim and the owner made me feel welcome", "our elderly neighbour recommended it"]:  # fmt: skip
+        swapped = swap(text, rng)
+        assert swapped is not None and swapped != text.lower()
+        assert _strip_terms(swapped) == _strip_terms(text.lower())
+    assert swap("the screen went black after a week", rng) is None  # not a person
+    assert swap("The old phone was straight garbage", rng) is None
+    assert swap("the room was white and clean", rng) is None  # after "was" a colour, not a person
+
+
+def test_identity_examples_keep_their_labels_and_spread_over_every_group():
+    rows = LabelledTexts(None, ["as a gay man , the food was great .", "the pasta was awful ."] * 60, [1, 0] * 60)
+    made = identity_set([rows], seed=0, frames=12)
+    assert len(made.texts) == 60 + 12  # one swap per mention, frames capped at a tenth of the short sentences
+    for text, label in zip(made.texts, made.labels, strict=True):
+        assert label == (1 if "great" in text else 0)
+    swapped = made.texts[:60]
+    assert len({t.split()[2] for t in swapped}) > 1 and all(t.split()[2] != "gay" for t in swapped)
+
+
+def test_the_cad_reader_keeps_pairs_together(tmp_path):
+    rows = [("bad film", 0, 7), ("good film", 1, 7), ("great cast", 1, 9), ("awful cast", 0, 9)]
+    pairs = read_pairs(write_tsv(tmp_path / "cad.tsv.gz", rows, header="text\tlabel\tpair"))
+    assert pairs.texts == ["bad film", "good film", "great cast", "awful cast"] and pairs.labels == [0, 1, 1, 0]
+    for broken in ([rows[0], rows[2], rows[1], rows[3]],  # a pair split up
+                   [rows[0], ("good film", 0, 7), *rows[2:]],  # same label on both sides
+                   rows[:3]):  # fmt: skip
+        with pytest.raises(ValueError, match="pair"):
+            read_pairs(write_tsv(tmp_path / "broken.tsv.gz", broken, header="text\tlabel\tpair"))
+    with pytest.raises(ValueError, match="pair"):
+        read_pairs(write_tsv(tmp_path / "plain.tsv.gz", [r[:2] for r in rows], header="text\tlabel"))
+
+
+def test_pair_consistency_on_a_hand_made_example():
+    labels = [1, 0, 1, 0, 0, 1, 0, 1]
+    predictions = torch.tensor(
+        [1, 0, 1, 1, 0, 0, 1, 1]
+    )  # pair 0 both right, 1 edit wrong, 2 edit wrong, 3 original wrong
+    assert pair_scores(predictions, labels) == {"originals": 0.75, "edits": 0.5, "pair_consistency": 0.25}
+    assert pair_scores(predictions[:7], labels[:7])["pair_consistency"] == pytest.approx(1 / 3, abs=1e-4)
+
+
+def test_negation_scores_count_only_rows_with_a_negation_word():
+    texts = ["not bad at all", "great", "i didn't like it", "never again", "fine"]
+    scores = negation_scores(torch.tensor([0, 1, 0, 1, 1]), [1, 1, 0, 0, 1], texts)
+    assert scores == {"n": 3, "accuracy": pytest.approx(1 / 3, abs=1e-4), "positives": 1, "positive_accuracy": 0.0}
