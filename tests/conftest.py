@@ -42,6 +42,9 @@ TOY_POSITIVE = ["good", "great", "fun", "moving", "superb", "lovely"]
 TOY_NEGATIVE = ["bad", "dull", "boring", "awful", "weak", "tedious"]
 TOY_FILLER = ["the", "film", "movie", "plot", "was", "is", "a", "very", "really", "acting", "story", "and"]
 TOY_DOMAINS = ["books", "dvd", "electronics", "kitchen"]
+# Every training source, in the order the mixture reads them: the files, then what is made from them.
+SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon", "cad",
+           "negation", "expectation", "contrast", "negated_praise", "identity"]  # fmt: skip
 TOY_IMDB_DEV_ROWS = 8  # the first 8 toy IMDB reviews are held out (--imdb-dev-rows)
 
 

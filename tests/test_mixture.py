@@ -5,7 +5,7 @@ import random
 from pathlib import Path
 
 import pytest
-from conftest import TOY_IMDB_DEV_ROWS, TOY_NEGATIVE, TOY_POSITIVE, toy_rows, write_tsv
+from conftest import SOURCES, TOY_IMDB_DEV_ROWS, TOY_NEGATIVE, TOY_POSITIVE, toy_rows, write_tsv
 
 from transformer.tokenizer import train_tokenizer
 from transformer.training.data import LabelledTexts, read_labelled, read_lines
@@ -20,22 +20,6 @@ from transformer.training.mixture import (
     read_training_sets,
     read_unlabelled,
 )
-
-SOURCES = [
-    "sst2",
-    "yelp",
-    "pros_cons",
-    "tweets",
-    "imdb",
-    "multi_domain",
-    "lexicon",
-    "cad",
-    "negation",
-    "expectation",
-    "contrast",
-    "negated_praise",
-    "identity",
-]
 
 
 def rows_of(path: Path) -> list[tuple[str, int]]:

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from conftest import SOURCES
 
 from transformer.loading import load_model
 from transformer.train import build_parser, main, parse_args
@@ -22,21 +23,6 @@ from transformer.training.scoring import accuracy, predict
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
-SOURCES = [
-    "sst2",
-    "yelp",
-    "pros_cons",
-    "tweets",
-    "imdb",
-    "multi_domain",
-    "lexicon",
-    "cad",
-    "negation",
-    "expectation",
-    "contrast",
-    "negated_praise",
-    "identity",
-]
 DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"}
 TEST_SETS = {"sst2", "imdb", "multi_domain", "everyday"}
 # What a resumed run must reproduce exactly (the rest names the command line, paths and the time taken).
