@@ -22,7 +22,7 @@ from pathlib import Path
 import torch
 
 from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
-from .training.data import read_labelled, read_lines, read_pairs
+from .training.data import is_paired, parse_labelled, parse_pairs, read_lines
 from .training.scoring import accuracy, negation_scores, pair_scores, predict
 
 
@@ -65,9 +65,10 @@ def main(argv: list[str] | None = None) -> list[dict]:
     results = []
     for path in args.data:
         try:
-            paired = read_lines(path)[0].split("\t")[-1] == "pair"
-            data = read_pairs(path) if paired else read_labelled(path)
-        except (OSError, ValueError, IndexError) as error:
+            lines = read_lines(path)
+            paired = is_paired(lines)
+            data = (parse_pairs if paired else parse_labelled)(path, lines)
+        except (OSError, ValueError) as error:
             sys.exit(f"error: {error}")
         predictions = predict(loaded.model, loaded.tokenizer, data.texts, args.batch_size)
         name = display_name(path)

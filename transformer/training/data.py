@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TEXT_COLUMNS = ("sentence", "text")
+PAIR_COLUMN = "pair"  # the last column of a paired file (cad/): rows 2k and 2k + 1 are one pair
 LABEL_NAMES = ["negative", "positive"]
 
 
@@ -54,7 +55,11 @@ def read_labelled(path: str | Path) -> LabelledTexts:
             other than 0 or 1, an empty text, or a gzip file that is not valid gzip.
     """
     path = Path(path)
-    lines = read_lines(path)
+    return parse_labelled(path, read_lines(path))
+
+
+def parse_labelled(path: Path, lines: list[str]) -> LabelledTexts:
+    """The rows of a labelled file already read into ``lines`` (``path`` names it in errors); see ``read_labelled``."""
     header = lines[0].split("\t") if lines else []
     if len(header) < 2 or header[0] not in TEXT_COLUMNS or header[1] != "label":
         raise ValueError(f"{path}: the first line must be the header 'sentence<TAB>label' or 'text<TAB>label'")
@@ -74,6 +79,11 @@ def read_labelled(path: str | Path) -> LabelledTexts:
     return LabelledTexts(path, texts, labels)
 
 
+def is_paired(lines: list[str]) -> bool:
+    """Whether the file read into ``lines`` is a paired one: its header's last column is ``pair``."""
+    return bool(lines) and lines[0].split("\t")[-1] == PAIR_COLUMN
+
+
 def read_pairs(path: str | Path) -> LabelledTexts:
     """Read a paired file (``text<TAB>label<TAB>pair``, as ``cad/``): each original row, then its edit.
 
@@ -85,10 +95,14 @@ def read_pairs(path: str | Path) -> LabelledTexts:
             ``pair``, or a pair that is not two adjacent rows with opposite labels.
     """
     path = Path(path)
-    rows = read_labelled(path)
-    lines = read_lines(path)
-    if lines[0].split("\t")[-1] != "pair":
+    return parse_pairs(path, read_lines(path))
+
+
+def parse_pairs(path: Path, lines: list[str]) -> LabelledTexts:
+    """The rows of a paired file already read into ``lines``; see ``read_pairs``."""
+    if not is_paired(lines):
         raise ValueError(f"{path}: the header must end in a 'pair' column")
+    rows = parse_labelled(path, lines)
     pairs = [line.rsplit("\t", 1)[1] for line in lines[1:]]
     for i in range(0, len(pairs), 2):
         if i + 1 == len(pairs) or pairs[i] != pairs[i + 1] or rows.labels[i] == rows.labels[i + 1]:
