@@ -7,7 +7,7 @@ DATA_DIR ?= ../shared/data
 
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install test lint format run bench load soak train evaluate artifacts clean
+.PHONY: install test lint format run bench load soak attack train evaluate artifacts clean
 
 $(STAMP): requirements.txt requirements-dev.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +45,10 @@ load: install
 ## make soak: browser sessions, API callers and shared links in rounds; memory and disk after each (stops by itself)
 soak: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.soak
+
+## make attack: the issues' attacks on a fresh server while a victim measures; a table of targets (loopback, stops by itself)
+attack: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.attack
 
 ## make train: retrain the bundled checkpoint from the data folder (README: "The model")
 train: install

@@ -41,7 +41,7 @@ from transformer.explorer.page import (
 )
 from transformer.explorer.registry import Page, layer_choices
 from transformer.explorer.runner import get_model
-from transformer.explorer.server import DELETE_CACHE, launch_settings
+from transformer.explorer.server import DELETE_CACHE, configure_events, launch_settings
 from transformer.explorer.sessions import release_on_unload
 from transformer.explorer.views import VIEWS, positional_encoding
 
@@ -245,9 +245,7 @@ def build_demo() -> gr.Blocks:
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):
             gr.api(endpoint, api_name=endpoint.__name__)
 
-    # Two workers for the two cores (a request is 2-100 ms of CPU; more workers only time-slice them); a full
-    # queue of 64 drains in about 3 s, past which "busy, retry" beats waiting. `make load` tunes these.
-    demo.queue(default_concurrency_limit=2, max_size=64)
+    configure_events(demo)  # one worker per core for all model calls together (`make load` tunes it)
     return demo
 
 

@@ -1,7 +1,8 @@
 """Load test: concurrent gradio_client callers against the app and against Gradio's no-op floor.
 
 Both servers run on loopback as subprocesses; every client is its own process (so the client
-side is not serialised by one GIL). Each level runs for a fixed time and then stops by itself.
+side is not serialised by one GIL) with its own loopback address (a visitor of its own, as the
+server's per-address limits see it). Each level runs for a fixed time and then stops by itself.
 
     python -m benchmarks.load --clients 1 4 16 --seconds 60
 """
@@ -51,9 +52,32 @@ def rss_mb(pid: int) -> float:
     raise RuntimeError("VmRSS not found")
 
 
-def client_loop(url: str, api_name: str, seconds: float, max_requests: int) -> tuple[list[float], int, str]:
-    """One client: call the endpoint until time or count runs out. Returns (latencies, errors, last error)."""
+def leave_from(address: str) -> None:
+    """Make this process's httpx connections leave from loopback ``address``: each client process is one
+    visitor, and the server limits jobs per address (``explorer.guard``)."""
+    import httpx
+
+    for transport in (httpx.HTTPTransport, httpx.AsyncHTTPTransport):
+        opened = transport.__init__
+
+        def from_address(self, *args, _opened=opened, **kwargs):
+            kwargs.setdefault("local_address", address)
+            _opened(self, *args, **kwargs)
+
+        transport.__init__ = from_address
+
+
+def client_loop(
+    url: str, api_name: str, seconds: float, max_requests: int, address: str = "127.0.0.1"
+) -> tuple[list[float], int, str]:
+    """One client, from ``address``: call the endpoint until time or count runs out.
+
+    Returns:
+        (latencies, errors, last error).
+    """
     from gradio_client import Client
+
+    leave_from(address)
 
     client = Client(url, verbose=False, analytics_enabled=False)
     latencies, errors, last_error = [], 0, ""
@@ -72,7 +96,8 @@ def client_loop(url: str, api_name: str, seconds: float, max_requests: int) -> t
 def run_level(url: str, api_name: str, clients: int, seconds: float, max_requests: int) -> dict:
     with ProcessPoolExecutor(clients) as pool:
         start = time.perf_counter()
-        futures = [pool.submit(client_loop, url, api_name, seconds, max_requests) for _ in range(clients)]
+        addresses = [f"127.0.1.{i + 1}" for i in range(clients)]  # one visitor each
+        futures = [pool.submit(client_loop, url, api_name, seconds, max_requests, a) for a in addresses]
         results = [f.result() for f in futures]
         elapsed = time.perf_counter() - start
     latencies = sorted(x for lat, _, _ in results for x in lat)

@@ -21,7 +21,7 @@ from app_fixtures import build_model, build_tokenizer, import_app, serving, writ
 from gradio_client import Client
 from tiny import tiny_model
 
-from transformer.explorer import link_store
+from transformer.explorer import clients, guard, link_store, sessions
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -189,10 +189,12 @@ def copy_model_dir(tmp_path):
 
 
 @pytest.fixture(scope="session", autouse=True)
-def hermetic_links(tmp_path_factory):
-    """Links the page shares (fuzzed events included) go to a temporary folder, not the machine's temp folder."""
+def hermetic_folders(tmp_path_factory):
+    """Links the page shares (fuzzed events included) and atlases the explorer computes go to temporary folders,
+    not the machine's temp and cache folders."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(link_store, "LINK_DIR", tmp_path_factory.mktemp("links"))
+        patch.setenv("ATTENTION_EXPLORER_CACHE", str(tmp_path_factory.mktemp("explorer-cache")))  # atlases computed
         yield
 
 
@@ -214,9 +216,17 @@ def app(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def url(app):
-    """The app served in this process on a free port as ``app.main`` serves it (its limits), closed after the module."""
-    with serving(app.demo, **app.launch_settings()) as served:
-        yield served
+    """The app served in this process on a free port as ``app.main`` serves it, closed after the module.
+
+    Its per-client limits are raised: every test's requests come from one address, as no visitor's do
+    (tests/test_guard.py serves the app with the limits as shipped)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(guard, "JOBS_PER_CLIENT", 64)
+        patch.setattr(sessions, "NEW_SESSIONS_BURST", 10**6)
+        patch.setattr(sessions, "SESSIONS_PER_CLIENT", 10**6)
+        patch.setattr(link_store, "NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))
+        with serving(app.demo, **app.launch_settings()) as served:
+            yield served
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,7 @@
 """The explanation views in the app: each endpoint's numbers, the tabs' handlers, and the page address."""
 
 import csv
+import inspect
 import io
 import json
 import math
@@ -12,7 +13,7 @@ import torch
 from gradio_client.exceptions import AppError
 
 from transformer import explain
-from transformer.explorer import analysis, runner, views
+from transformer.explorer import analysis, page, runner, views
 from transformer.explorer.figures import shown_values
 from transformer.tokenizer import MASK_TOKEN
 
@@ -202,7 +203,12 @@ def test_export_endpoint_parses_back_to_the_same_numbers(app, result):
             lambda app: views.attributions.attributions(SENTENCE, target="<b>"),
             "Choose a target class from negative, positive",
         ),
-        (lambda app: views.attributions.attributions(SENTENCE, steps=0), "steps must be a whole number from 1 to 256"),
+        (lambda app: views.attributions.attributions(SENTENCE, steps=0), "steps must be a whole number from 1 to 128"),
+        (
+            lambda app: views.attributions.attributions(SENTENCE, steps=views.attributions.MAX_IG_STEPS + 1),
+            "steps must be a whole number from 1 to 128; got 129",
+        ),
+        (lambda app: views.knockout.knockout(SENTENCE, ["L1 H1"] * 10**6), "at most 4 heads"),
         (lambda app: views.attributions.attributions(SENTENCE, baseline="noise"), "baseline is one of pad, zero"),
         (lambda app: views.perturb.perturb(SENTENCE, position=-1), "position must be a whole number from 0 to 7"),
         (lambda app: views.perturb.perturb(SENTENCE, mode="swap"), "mask or remove"),
@@ -233,6 +239,32 @@ def test_error_messages_quote_a_bad_value_short_and_escaped(app):
             call()
         message = raised.value.message
         assert len(message) < 200 and "<img" not in message and "&lt;img" in message
+
+
+FREE_TEXTS = {"text", "text_a", "text_b", "reordered"}  # read by the model, so capped at MAX_INPUT_CHARS
+NOT_FREE_TEXTS = {"target", "baseline", "mode", "head", "set", "label", "search"}  # choices; search is cut to 200
+
+
+def test_every_text_an_endpoint_reads_is_capped(app):
+    over = "a " * (analysis.MAX_INPUT_CHARS // 2 + 1)  # 10,002 characters of words
+    capped = set()
+    for endpoint in (page.predict, *(endpoint for view in views.VIEWS for endpoint in view.endpoints)):
+        parameters = inspect.signature(endpoint).parameters
+        texts = {name for name, parameter in parameters.items() if "str" in str(parameter.annotation)} - {"heads"}
+        assert texts <= FREE_TEXTS | NOT_FREE_TEXTS, (
+            f"{endpoint.__name__}: is {texts - FREE_TEXTS - NOT_FREE_TEXTS} free text?"
+        )
+        for name in texts & FREE_TEXTS:
+            with pytest.raises(gr.Error, match="accepts at most 10,000"):
+                endpoint(**(dict.fromkeys(texts & FREE_TEXTS, SENTENCE) | {name: over}))
+            capped.add(f"{endpoint.__name__}.{name}")
+    assert {"predict.text", "compare.text_a", "compare.text_b", "word_order.reordered"} <= capped
+
+
+def test_the_ig_slider_stops_where_the_api_does(app):
+    slider = next(block for block in app.demo.blocks.values() if block.elem_id == "ig-steps")
+    assert slider.maximum == views.attributions.MAX_IG_STEPS == 128
+    assert f"(1-{views.attributions.MAX_IG_STEPS})" in views.attributions.attributions.__doc__
 
 
 # --- the tabs' handlers ---

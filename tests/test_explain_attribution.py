@@ -10,6 +10,7 @@ from transformer.explain import (
     DEFAULT_IG_STEPS,
     METHODS,
     attention_rollout,
+    attribution,
     average_ranks,
     gradient_x_input,
     integrated_gradients,
@@ -75,6 +76,41 @@ def test_too_few_steps_are_flagged():
     assert not coarse.complete
     assert fine.complete
     assert fine.relative_completeness_error < coarse.relative_completeness_error
+
+
+def _batches_seen(model: torch.nn.Module) -> list[int]:
+    """The batch size of every forward the model runs from now on (IG calls it with ``inputs_embeds``)."""
+    batches = []
+    model.register_forward_pre_hook(
+        lambda _, args, kwargs: batches.append(kwargs["inputs_embeds"].size(0)), with_kwargs=True
+    )
+    return batches
+
+
+def test_integrated_gradients_runs_many_steps_in_bounded_chunks():
+    model = tiny_model()
+    batches = _batches_seen(model)
+    result = integrated_gradients(model, SENTENCE, 1, steps=128)
+    assert max(batches) <= attribution.IG_CHUNK < 130
+    assert sum(batches) == 130  # every node and both end points, each once
+    assert result.complete
+
+
+@pytest.mark.parametrize("chunk", [1, 5, None])
+def test_chunked_integrated_gradients_equal_one_batch(monkeypatch, chunk):
+    # 75 steps are 77 points: the chunks do not divide them, so the last chunk is a short one.
+    model = tiny_model(1)
+    _with_a_pad_embedding(model)
+    monkeypatch.setattr(attribution, "IG_CHUNK", 10**6)
+    one_batch = integrated_gradients(model, SENTENCE, 0, steps=75)
+    monkeypatch.setattr(attribution, "IG_CHUNK", chunk or attribution.DEFAULT_IG_STEPS + 2)
+    batches = _batches_seen(model)
+    chunked = integrated_gradients(model, SENTENCE, 0, steps=75)
+    assert len(batches) == -(-77 // attribution.IG_CHUNK) > 1
+    torch.testing.assert_close(chunked.attributions, one_batch.attributions, rtol=1e-5, atol=1e-6)
+    assert chunked.target_logit == pytest.approx(one_batch.target_logit, abs=1e-6)
+    assert chunked.baseline_logit == pytest.approx(one_batch.baseline_logit, abs=1e-6)
+    assert chunked.completeness_error == pytest.approx(one_batch.completeness_error, abs=1e-5)
 
 
 def test_gradient_x_input_sums_to_the_directional_derivative():

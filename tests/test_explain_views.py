@@ -48,8 +48,27 @@ def test_whole_number_names_the_control_and_its_range(value):
 def test_head_names_round_trip():
     labels = inputs.head_labels(2, 3)
     assert labels == ["L1 H1", "L1 H2", "L1 H3", "L2 H1", "L2 H2", "L2 H3"]
-    assert inputs.parse_heads([*labels[::-1], "l2h3"], 2, 3) == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1), (1, 2)]
+    # Case, spaces and a repeat: six names (the most a 2 × 3 model takes) for five heads, sorted.
+    assert inputs.parse_heads([*labels[:1:-1], "l2h3", " l1  H1 "], 2, 3) == [(0, 0), (0, 2), (1, 0), (1, 1), (1, 2)]
     assert inputs.parse_heads([], 2, 3) == []
+
+
+class _Unread(list):
+    """A list that fails the test if anything reads its entries (its length is fine)."""
+
+    def __iter__(self):
+        raise AssertionError("the entries were read")
+
+    def __getitem__(self, index):
+        raise AssertionError("the entries were read")
+
+
+def test_a_head_list_longer_than_the_model_has_heads_is_refused_unread():
+    with pytest.raises(InputError, match=r"^Name at most 6 heads \(the model has 6\); got 1,000,000 names\.$"):
+        inputs.parse_heads(_Unread(["L1 H1"] * 10**6), 2, 3)
+    with pytest.raises(InputError, match="at most 6 heads"):
+        inputs.parse_heads([*inputs.head_labels(2, 3), "L1 H1"], 2, 3)  # every name valid, one too many
+    assert inputs.parse_heads(["L2 H3"] * 6, 2, 3) == [(1, 2)]  # as many as the model has heads: parsed
 
 
 def test_class_index_defaults_to_the_prediction(result):

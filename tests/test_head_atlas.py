@@ -1,8 +1,13 @@
 """The head atlas and the error list: the numbers on hand-built attention, the corpus knockout against
-``/knockout``'s maths, padding, the hash that ties the files to their model, and the command."""
+``/knockout``'s maths, padding, the hash that ties the files to their model, the command, and the atlas
+computed on demand (only when missing, once for concurrent requests, into the cache folder, never the model's)."""
 
 import gzip
 import json
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import pytest
 import torch
@@ -190,20 +195,129 @@ def test_the_error_filters():
     assert "&lt;b&gt;" in errors_view.errors_summary({"sets": {"<b>x": {"rows": 1, "wrong": 1}}, "left_out": 0})
 
 
-def test_first_use_computes_the_atlas_keeps_it_next_to_the_model_and_reads_it_back(app, data_dir, monkeypatch):
+@pytest.fixture
+def fresh_atlas(app, tmp_path, monkeypatch):
+    """The app's model folder with no atlas kept, stored or read yet, and a cache folder of this test's own."""
+
+    def forget():
+        for cached in (atlas_view.model_identity, atlas_view._stored):
+            cached.cache_clear()
+        (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
+
     folder = app.get_model()[0].folder
-    (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
-    for cached in (atlas_view.model_identity, atlas_view._stored):
-        cached.cache_clear()
+    forget()
     monkeypatch.setattr(atlas_view, "_computed", {})
+    monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "cache"))
+    yield folder
+    forget()  # later tests never see this test's atlas
+
+
+def a_new_process():
+    """What a restart forgets: the atlases computed and read in this process."""
+    atlas_view._computed.clear()
+    atlas_view._stored.cache_clear()
+
+
+def snapshot(folder):
+    """Every path under ``folder`` (and the folder itself) with its mtime and size."""
+    return {path: (path.stat().st_mtime_ns, path.stat().st_size) for path in [folder, *folder.rglob("*")]}
+
+
+def counting_builds(monkeypatch) -> list:
+    """Count the atlas computations (each still runs): the list grows by one per ``build_atlas`` call."""
+    calls, build = [], artifacts.build_atlas
+    monkeypatch.setattr(artifacts, "build_atlas", lambda *args, **kwargs: calls.append(1) or build(*args, **kwargs))
+    return calls
+
+
+def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fresh_atlas, data_dir, monkeypatch):
+    folder = fresh_atlas
     assert atlas_view.head_atlas()["note"].startswith("No head atlas for this model yet")  # no data folder here
     assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] is None
 
     monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    before = snapshot(folder)
     computed = atlas_view.head_atlas()
-    assert computed["sentences"] == 19 and computed["model_sha256"] == artifacts.model_hash(folder)
-    monkeypatch.setattr(atlas_view, "_computed", {})  # a new process: read from the file
-    atlas_view._stored.cache_clear()
-    assert atlas_view.current_atlas() == json.loads((folder / artifacts.ATLAS_FILE).read_text(encoding="utf-8"))
+    sha = artifacts.model_hash(folder)
+    assert computed["sentences"] == 19 and computed["model_sha256"] == sha
+    a_new_process()
+    atlas_view.compute_and_show()  # the view's button, on a restart: reads the cache, computes nothing
+    assert snapshot(folder) == before  # the endpoint and the view wrote nothing in the model folder
+
+    cached = artifacts.cache_folder(sha) / artifacts.ATLAS_FILE
+    assert cached.parent == Path(os.environ[artifacts.CACHE_VARIABLE]) / sha
+    assert json.loads(cached.read_text(encoding="utf-8")) == computed
+    a_new_process()
+    assert atlas_view.current_atlas() == computed  # read back from the cache
     summary, figure, rows, _ = atlas_view.show_atlas()
     assert "Over 19 sentences" in summary and len(figure.data) == len(rows) == 4
+
+
+def test_the_atlas_is_computed_only_when_none_is_kept_or_stored(fresh_atlas, data_dir, monkeypatch):
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    builds = counting_builds(monkeypatch)
+    first = atlas_view.compute_atlas()
+    assert atlas_view.head_atlas() is first and atlas_view.compute_atlas() is first
+    atlas_view.compute_and_show()  # the hidden compute event, which anyone can post
+    assert len(builds) == 1
+
+    a_new_process()
+    assert atlas_view.compute_atlas() == first and len(builds) == 1  # the cached one, after a restart
+    bundled = {**first, "sentences": 7}  # what the developer's command writes next to the model is read first
+    artifacts.write_artifact(fresh_atlas, artifacts.ATLAS_FILE, bundled)
+    a_new_process()
+    assert atlas_view.compute_atlas() == bundled and len(builds) == 1
+
+
+def test_concurrent_requests_wait_for_one_computation_and_share_it(fresh_atlas, data_dir, monkeypatch):
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    callers, builds, release = 4, [], threading.Event()
+    found_none = threading.Condition()
+    missing = []
+    looked_up = atlas_view.current_atlas
+
+    def looking():  # counts the lookups that found no atlas: every caller is then past its first look
+        atlas = looked_up()
+        with found_none:
+            missing.extend([] if atlas else [1])
+            found_none.notify_all()
+        return atlas
+
+    def build(model, tokenizer, rows, sha):
+        builds.append(1)
+        assert release.wait(30), "the test never let the computation finish"
+        return {"model_sha256": sha, "heads": [], "sentences": len(rows)}
+
+    monkeypatch.setattr(atlas_view, "current_atlas", looking)
+    monkeypatch.setattr(artifacts, "build_atlas", build)
+    with ThreadPoolExecutor(callers) as pool:
+        answers = [pool.submit(atlas_view.compute_atlas) for _ in range(callers)]
+        with found_none:  # every caller has looked and found none while the first computes
+            assert found_none.wait_for(lambda: len(missing) >= callers, timeout=30)
+        release.set()
+        atlases = [answer.result(timeout=30) for answer in answers]
+    assert len(builds) == 1 and all(atlas is atlases[0] for atlas in atlases)
+
+
+def test_an_unwritable_cache_keeps_the_atlas_in_memory(fresh_atlas, data_dir, monkeypatch, tmp_path):
+    (tmp_path / "a-file").write_text("not a folder")
+    monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "a-file" / "cache"))  # cannot be made, even as root
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    builds, before = counting_builds(monkeypatch), snapshot(fresh_atlas)
+    assert atlas_view.head_atlas()["sentences"] == 19 and atlas_view.compute_atlas()["sentences"] == 19
+    assert len(builds) == 1 and snapshot(fresh_atlas) == before
+
+
+def test_the_cache_folder_rule(monkeypatch, tmp_path):
+    sha = "ab" * 32
+    monkeypatch.delenv(artifacts.CACHE_VARIABLE, raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert artifacts.cache_folder(sha) == tmp_path / "home" / ".cache" / "attention-explorer" / sha
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    assert artifacts.cache_folder(sha) == tmp_path / "xdg" / "attention-explorer" / sha
+    monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "mine"))
+    assert artifacts.cache_folder(sha) == tmp_path / "mine" / sha
+    assert artifacts.cache_folder(None) is artifacts.cache_folder("unknown") is artifacts.cache_folder("../x") is None
+    assert artifacts.cache_artifact(artifacts.ATLAS_FILE, {"model_sha256": "unknown"}) is None
+    assert not (tmp_path / "mine").exists()

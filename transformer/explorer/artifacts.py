@@ -6,7 +6,9 @@ most confident first (at most 1 MB). Each carries the sha256 of ``model.safetens
 other weights is ignored, so the atlas is recomputed when the model changes. Layers and heads count from 1.
 
 ``python -m transformer.artifacts`` writes both for a model folder (the data folder is needed there only,
-never by the Space).
+never by the Space). An atlas the explorer computes itself goes to its cache folder instead, never the model
+folder (``cache_folder``): ``$ATTENTION_EXPLORER_CACHE/<sha256>/``, else
+``$XDG_CACHE_HOME/attention-explorer/<sha256>/``, else ``~/.cache/attention-explorer/<sha256>/``.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
+import threading
 import time
 import unicodedata
 from collections.abc import Callable, Iterable
@@ -32,6 +36,8 @@ WEIGHTS_FILE = "model.safetensors"
 MAX_ERRORS_BYTES = 1_000_000
 DECIMALS = 4
 TOP_TOKENS = 5
+CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE"
+CACHE_NAME = "attention-explorer"  # under $XDG_CACHE_HOME, else ~/.cache
 
 
 def model_hash(folder: Path) -> str:
@@ -160,5 +166,61 @@ def read_artifact(folder: Path | None, name: str, model_sha256: str | None) -> d
 def write_artifact(folder: Path, name: str, data: dict) -> Path:
     """Write ``data`` as ``folder/name`` (UTF-8 JSON, compact); return the path."""
     path = folder / name
-    path.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+    # Written aside, then renamed: a reader (another process on a shared cache) never sees half a file. The
+    # partial file is named by process and thread, and opened plainly so the file gets the umask's mode.
+    partial = folder / f".{name}.{os.getpid()}.{threading.get_ident()}.part"
+    try:
+        partial.write_text(json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n", encoding="utf-8")
+        os.replace(partial, path)
+    except BaseException:
+        partial.unlink(missing_ok=True)  # a full disk leaves no partial file behind
+        raise
     return path
+
+
+def cache_root() -> Path | None:
+    """The explorer's cache folder: ``$ATTENTION_EXPLORER_CACHE``, else ``$XDG_CACHE_HOME/attention-explorer``,
+    else ``~/.cache/attention-explorer``.
+
+    Returns:
+        That folder (perhaps not made yet), or None when neither variable is set and there is no home folder.
+    """
+    if os.environ.get(CACHE_VARIABLE):
+        return Path(os.environ[CACHE_VARIABLE])
+    if os.environ.get("XDG_CACHE_HOME"):
+        return Path(os.environ["XDG_CACHE_HOME"]) / CACHE_NAME
+    try:
+        return Path.home() / ".cache" / CACHE_NAME
+    except RuntimeError:  # no home folder to be found
+        return None
+
+
+def cache_folder(model_sha256: str | None) -> Path | None:
+    """Where the explorer keeps what it computes for one model: ``cache_root()/<sha256>``.
+
+    Args:
+        model_sha256: the model's hash (``model_hash``), in hex; None for a model with no local weights.
+
+    Returns:
+        The folder (perhaps not made yet), or None without a hash or a cache root.
+    """
+    root = cache_root()
+    if root is None or not model_sha256 or any(c not in "0123456789abcdef" for c in model_sha256):
+        return None  # only a hex hash names a folder: nothing else reaches the path
+    return root / model_sha256
+
+
+def cache_artifact(name: str, data: dict) -> Path | None:
+    """Write ``data`` as ``name`` in the cache folder of ``data["model_sha256"]``, making the folder if needed.
+
+    Returns:
+        The path written, or None when there is no such folder or it cannot be written (read-only, full).
+    """
+    folder = cache_folder(data.get("model_sha256"))
+    if folder is None:
+        return None
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return write_artifact(folder, name, data)
+    except OSError:
+        return None

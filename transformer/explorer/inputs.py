@@ -72,9 +72,20 @@ def head_labels(num_layers: int, num_heads: int) -> list[str]:
 
 
 def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads: int) -> list[tuple[int, int]]:
-    """Head names ("L1 H2", case and spaces free) as sorted, distinct 0-based (layer, head) pairs."""
+    """Head names ("L1 H2", case and spaces free) as sorted, distinct 0-based (layer, head) pairs.
+
+    Args:
+        labels: the names a caller sent; at most ``num_layers * num_heads`` of them.
+        num_layers, num_heads: the model's, to range-check each name against.
+
+    Returns:
+        The named heads, each once, in (layer, head) order.
+    """
     if isinstance(labels, str) or not isinstance(labels, list | tuple):
         raise InputError(f'Heads must be a list of names like "L1 H2"; got {shown(labels)}.')
+    # No list of distinct heads is longer, and refusing a longer one first keeps a call's cost to the model's size.
+    if len(labels) > (most := num_layers * num_heads):
+        raise InputError(f"Name at most {most} heads (the model has {most}); got {len(labels):,} names.")
     heads = set()
     for label in labels:
         match = _HEAD_LABEL.fullmatch(label) if isinstance(label, str) else None

@@ -3,6 +3,8 @@
 A link is one small JSON file named after its content's hash, so the same inputs make the same link and
 cost nothing more. An entry holds only strings and is at most ``MAX_LINK_BYTES``; past ``MAX_LINKS``
 entries the oldest go, so the store never holds more than ``MAX_LINKS * MAX_LINK_BYTES`` bytes (64 MiB).
+One address makes at most ``NEW_LINKS_BURST`` links at once and then one every few seconds (``NEW_LINKS``,
+checked by ``page.share_link``), so no one client can push everyone else's links out.
 """
 
 from __future__ import annotations
@@ -17,11 +19,14 @@ import threading
 from pathlib import Path
 
 from .analysis import InputError
+from .clients import RateLimit
 from .pruning import prune_oldest
 
 LINK_DIR = Path(tempfile.gettempdir()) / "attention-explorer-links"
 MAX_LINKS = 1024
 MAX_LINK_BYTES = 64 * 1024  # three texts of 10,000 characters fit, in most scripts
+NEW_LINKS_BURST = 20  # links one address may make at once ...
+NEW_LINKS = RateLimit(per_second=0.2, burst=NEW_LINKS_BURST)  # ... then one every 5 s: 1,024 take over an hour
 KEY = re.compile(r"[A-Za-z0-9_-]{16}")
 _writing = threading.Lock()
 

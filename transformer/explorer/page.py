@@ -20,7 +20,7 @@ import json
 
 import gradio as gr
 
-from . import analysis, link_store, page_address, runner
+from . import analysis, clients, link_store, page_address, runner
 from .analysis import Analysis, EmptyInputError, InputError
 from .colour import LEAVE_OUT, SCALES
 from .inputs import MEAN_HEAD
@@ -150,12 +150,18 @@ def show_text(
     )
 
 
-def share_link(*values) -> str:
+def share_link(request: gr.Request | None, *values) -> str:
     """The "Copy link" button: keep the view's inputs (``URL_PARAMS`` order, as the address has them); its key.
 
     What is kept is what ``sync_url_js`` writes into the address, without its length limit: the text, the
-    view and that view's controls, as strings. Nothing the page computed is kept.
+    view and that view's controls, as strings. Nothing the page computed is kept. The ``request``'s client
+    makes at most ``link_store.NEW_LINKS`` allows (None: a caller in this process, not limited).
     """
+    wait = 0.0 if request is None else link_store.NEW_LINKS.take(clients.client_address(request))
+    if wait:
+        raise gr.Error(
+            clients.retry_message("shared links", wait), title="Cannot share this view", print_exception=False
+        )
     named = dict(zip(URL_PARAMS, values, strict=True))
     kept = GLOBAL_PARAMS + VIEW_PARAMS.get(_address_value(named["view"]), [])
     params = {name: _address_value(value) for name, value in named.items() if name in kept}

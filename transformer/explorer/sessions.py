@@ -17,9 +17,14 @@ import asyncio
 import ctypes
 import ctypes.util
 import datetime
+import math
+from collections import OrderedDict
 
 import gradio as gr
+from fastapi import HTTPException
 from gradio.state_holder import SessionState, StateHolder
+
+from . import clients
 
 IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyse again)
 SWEEP_SECONDS = 5  # how often idle sessions are looked for
@@ -27,6 +32,11 @@ SWEEP_SECONDS = 5  # how often idle sessions are looked for
 # bundled model (it reads 128 tokens) and 5.3 MB with one that reads 256 (``benchmarks.session_size``,
 # README "Performance and reliability"): 1,000 of the latter, 5.3 GB, fit in a third of a 16 GB CPU Space.
 SESSION_CAPACITY = 1000
+# One address's share: 32 sessions are 43 MB with the bundled model and 170 MB with a 256-token one, so a
+# client can hold no more than a few percent of the sessions' memory. A person opens one per page.
+SESSIONS_PER_CLIENT = 32
+NEW_SESSIONS_BURST = 30  # sessions one address may open at once (a class behind one school address) ...
+NEW_SESSIONS_PER_SECOND = 0.5  # ... and then one every 2 s
 
 
 class LeanSession(SessionState):
@@ -47,20 +57,90 @@ class LeanSession(SessionState):
         """Gradio records each value sent (a figure's whole JSON) here for its deep links; nothing to keep."""
 
 
-class LeanSessions(StateHolder):
-    """Gradio's ``StateHolder`` (sessions by hash, oldest dropped past ``capacity``) holding ``LeanSession``s.
+class TooManySessions(HTTPException):
+    """429 for a client opening sessions faster than ``NEW_SESSIONS_PER_SECOND`` allows (FastAPI answers it)."""
 
-    ``dropped`` counts the sessions ``drop_session`` released, so the sweep knows when memory was freed.
+    def __init__(self, wait_seconds: float):
+        message = clients.retry_message("new sessions", wait_seconds)
+        super().__init__(429, message, headers={"Retry-After": str(max(1, math.ceil(wait_seconds)))})
+
+
+class LeanSessions(StateHolder):
+    """Gradio's ``StateHolder`` (sessions by hash, least recently used first) holding ``LeanSession``s, fair to
+    every client.
+
+    - A session belongs to the client whose request opened it (``clients.current_client``; one that Gradio's
+      queue opens for an API call, in its worker, belongs to no client). A client opens at most
+      ``NEW_SESSIONS_BURST`` at once and then ``NEW_SESSIONS_PER_SECOND``; past that, ``TooManySessions``.
+      A client holds at most ``SESSIONS_PER_CLIENT``: its next one replaces its own least recently used.
+    - Past ``capacity``, sessions go in this order, each kind least recently used first: those an API call
+      made (no client request used them), those one request used (a page opened once, or what a flood of new
+      sessions is made of), then those a page came back to.
+
+    ``dropped`` counts the sessions released, so the sweep knows when memory was freed.
     """
 
     def __init__(self):
         super().__init__()
         self.dropped = 0
+        self.new_sessions = clients.RateLimit(NEW_SESSIONS_PER_SECOND, NEW_SESSIONS_BURST)
+        self.owner: dict[str, str] = {}  # session -> the client that opened it
+        self.owned: dict[str, OrderedDict[str, None]] = {}  # client -> its sessions, least recently used first
+        self.requests: dict[str, int] = {}  # session -> how many client requests used it (queue workers' uses not)
 
     def __getitem__(self, session_id: str) -> SessionState:
+        client = clients.current_client()
         if session_id not in self.session_data:
-            self.session_data[session_id] = LeanSession(self.blocks)
+            self._open(session_id, client)
+        self.requests[session_id] = self.requests.get(session_id, 0) + (client is not None)
         return super().__getitem__(session_id)
+
+    def _open(self, session_id: str, client: str | None) -> None:
+        """Make ``client``'s new session (None: opened by the server's own worker, owned by no client)."""
+        if client is not None:
+            wait = self.new_sessions.take(client)
+            if wait:
+                raise TooManySessions(wait)
+            own = self.owned.get(client, {})
+            if len(own) >= SESSIONS_PER_CLIENT:
+                drop_session(self, next(iter(own)))
+        with self.lock:
+            self.session_data[session_id] = LeanSession(self.blocks)
+            if client is not None:
+                self.owner[session_id] = client
+                self.owned.setdefault(client, OrderedDict())[session_id] = None
+
+    def update(self, session_id: str) -> None:
+        """``session_id`` was used: the most recently used now; past ``capacity``, one session goes."""
+        with self.lock:
+            if session_id in self.session_data:
+                self.session_data.move_to_end(session_id)
+                own = self.owned.get(self.owner.get(session_id))
+                if own is not None:
+                    own.move_to_end(session_id)
+            evicted = self._eviction(keep=session_id) if len(self.session_data) > self.capacity else None
+        if evicted is not None:
+            drop_session(self, evicted)
+
+    def _eviction(self, keep: str) -> str | None:
+        """The session to drop when full, never ``keep``: the least recently used of those that served the fewest
+        client requests (none: an API call's; one: a page opened once, or a flood's), counting 2 or more alike."""
+        others = (key for key in self.session_data if key != keep)  # least recently used first
+        return min(others, key=lambda key: min(self.requests.get(key, 0), 2), default=None)
+
+    def forget(self, session_id: str) -> SessionState | None:
+        """Remove ``session_id`` from every record (the caller holds ``lock``); the session, or None."""
+        session = self.session_data.pop(session_id, None)
+        self.time_last_used.pop(session_id, None)
+        self.requests.pop(session_id, None)
+        client = self.owner.pop(session_id, None)
+        own = self.owned.get(client)
+        if own is not None:
+            own.pop(session_id, None)
+            if not own:
+                del self.owned[client]
+        self.dropped += session is not None
+        return session
 
 
 def lean_sessions(app) -> LeanSessions:
@@ -74,9 +154,7 @@ def lean_sessions(app) -> LeanSessions:
 def drop_session(holder: LeanSessions, session_hash: str) -> bool:
     """Forget everything Gradio keeps for ``session_hash`` in the ``holder``; True if it was there."""
     with holder.lock:
-        session = holder.session_data.pop(session_hash, None)
-        holder.time_last_used.pop(session_hash, None)
-        holder.dropped += session is not None
+        session = holder.forget(session_hash)
     if session is None:
         return False
     for state, value, _ in list(session.state_components):
@@ -123,13 +201,23 @@ def return_freed_memory() -> bool:
     return True
 
 
+def work_done(holder: LeanSessions) -> tuple[int, int] | None:
+    """(sessions dropped, jobs queued) so far, when no queued job is running now; None while one runs."""
+    queue = getattr(holder.blocks, "_queue", None)
+    if queue is not None and queue.get_active_worker_count():
+        return None
+    return holder.dropped, getattr(queue, "events_recorded", 0)
+
+
 async def sweep_idle(holder: LeanSessions) -> None:
     """Forever: every ``SWEEP_SECONDS``, drop the sessions idle for ``IDLE_SECONDS`` (read each time) and, when
-    sessions went since the last round (closed pages included), return the memory they freed."""
-    returned = holder.dropped
+    sessions went (closed pages included) or jobs ran since the last round and none runs now, return the
+    memory they freed: a burst of heavy jobs leaves its freed tensors in the allocator's arenas otherwise."""
+    returned = work_done(holder)
     while True:
         await asyncio.sleep(SWEEP_SECONDS)
         drop_idle(holder, IDLE_SECONDS)
-        if holder.dropped != returned:
-            returned = holder.dropped
+        done = work_done(holder)
+        if done is not None and done != returned:
+            returned = done
             await asyncio.to_thread(return_freed_memory)

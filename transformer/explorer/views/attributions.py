@@ -22,7 +22,7 @@ from ..inputs import PREDICTED, class_index, shown, whole_number
 from ..page_address import choice, number
 from ..registry import Drawing, Page, View
 
-MAX_IG_STEPS = 256
+MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 BASELINES = ("pad", "zero")
 # Red for evidence for the class, blue against: the same as the figures' diverging scale.
 _POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
@@ -189,7 +189,7 @@ def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STE
     """Gradient × input and Integrated Gradients for a target class, and how far four methods agree.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    target: a class name, or "predicted"; steps: Integrated Gradients steps (1-256); baseline: "pad" or "zero".
+    target: a class name, or "predicted"; steps: Integrated Gradients steps (1-128); baseline: "pad" or "zero".
     Returns {"tokens", "target", "target_label", "gradient_x_input": [token], "integrated_gradients":
     {"attributions": [token], "target_logit", "baseline_logit", "completeness_error", "complete", ...},
     "agreement": {"methods", "scores": [method][token], "correlation": [method][method] (Spearman; null if undefined)}}.
@@ -212,7 +212,7 @@ def layout(page: Page) -> Drawing:
             label="Target class",
         )
         steps = gr.Slider(
-            4, 128, value=DEFAULT_IG_STEPS, step=4, label="Integrated Gradients steps", elem_id="ig-steps"
+            4, MAX_IG_STEPS, value=DEFAULT_IG_STEPS, step=4, label="Integrated Gradients steps", elem_id="ig-steps"
         )
         baseline = gr.Radio([("[PAD] tokens", "pad"), ("zero embeddings", "zero")], value="pad", label="Baseline")
     outputs = [

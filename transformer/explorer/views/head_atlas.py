@@ -1,16 +1,20 @@
 """Head-atlas tab: what every head does over a reference corpus, its rule-based role and its importance, and
 the ``/head_atlas`` endpoint.
 
-The atlas depends on the model only: it is read from ``head_atlas.json`` next to the model when its hash
-is the model's (``explorer.artifacts``), else computed on request when the data folder is at hand, and
-kept for the process. Clicking a head's row opens the Attention tab on that layer and head.
+The atlas depends on the model only. It is read from ``head_atlas.json`` next to the model when its hash is
+the model's (``python -m transformer.artifacts`` writes it), else from the explorer's cache folder
+(``artifacts.cache_folder``: ``$ATTENTION_EXPLORER_CACHE``, else ``$XDG_CACHE_HOME/attention-explorer``, else
+``~/.cache/attention-explorer``, then the model's sha256). Only when neither has one, and the data folder is at
+hand, is it computed on request: once, one computation at a time (concurrent requests wait for it and share
+it), kept for the process and written to the cache folder, never the model folder (a cache folder that cannot
+be written leaves it in memory only). Clicking a head's row opens the Attention tab on that layer and head.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import html
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -33,7 +37,8 @@ COLUMNS = [
     "P(true) drop",
     "top tokens (attention per occurrence)",
 ]
-_computed: dict[str, dict] = {}  # atlases computed in this process, by model hash
+_computed: dict[str | None, dict] = {}  # atlases computed in this process, by model hash
+_computing = threading.Lock()  # one computation at a time: the others wait, then find its atlas
 # Opens the Attention tab on the head named in the clicked row ("L2 H3"), as a person would: the tab, then the
 # layer and head radios, whose input events redraw the heatmap and rewrite the page address.
 OPEN_HEAD_JS = """
@@ -61,33 +66,48 @@ def model_identity() -> tuple[Path | None, str | None]:
 
 @functools.lru_cache(maxsize=1)
 def _stored(folder: Path | None, sha: str | None) -> dict | None:
-    return artifacts.read_artifact(folder, artifacts.ATLAS_FILE, sha)
+    """The atlas on disk, read once: head_atlas.json next to the model first, else the one in the cache folder."""
+    bundled = artifacts.read_artifact(folder, artifacts.ATLAS_FILE, sha)
+    return bundled or artifacts.read_artifact(artifacts.cache_folder(sha), artifacts.ATLAS_FILE, sha)
 
 
 def current_atlas() -> dict | None:
-    """The model's atlas: computed in this process, else read once from head_atlas.json (if made for it), else None."""
+    """The model's atlas: computed in this process, else stored for it (``_stored``), else None."""
     folder, sha = model_identity()
     return _computed.get(sha) or _stored(folder, sha)
 
 
 def compute_atlas() -> dict:
-    """Compute the atlas over the reference corpus (tqdm progress), keep it, and write it next to the model if possible.
+    """The model's atlas, computed over the reference corpus (tqdm progress) only when there is none yet.
+
+    One computation runs at a time: a request that comes meanwhile waits for it and gets its atlas. A computed
+    atlas is kept for the process and written to the cache folder (``artifacts.cache_artifact``), never
+    next to the model.
+
+    Returns:
+        The atlas (``artifacts.build_atlas``'s data).
 
     Raises:
-        gr.Error: the data folder is not at hand.
+        gr.Error: there is no atlas and no data folder to compute one from.
     """
-    folder, sha = model_identity()
-    data_dir = corpus.data_dir()
-    if not corpus.has_dev_sets(data_dir):
-        raise gr.Error(f"No data folder here to compute the atlas from. Make it with: {COMMAND}", print_exception=False)
-    loaded, _ = runner.get_model()
-    rows = corpus.reference_corpus(corpus.dev_sets(data_dir))
-    data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, sha or "unknown")
-    _computed[sha] = data
-    if folder is not None:
-        with contextlib.suppress(OSError):  # a read-only folder: the atlas is kept for this process only
-            artifacts.write_artifact(folder, artifacts.ATLAS_FILE, data)
-    return data
+    atlas = current_atlas()
+    if atlas is not None:
+        return atlas
+    with _computing:
+        atlas = current_atlas()  # computed by the request this one waited for
+        if atlas is not None:
+            return atlas
+        data_dir = corpus.data_dir()
+        if not corpus.has_dev_sets(data_dir):
+            message = f"No data folder here to compute the atlas from. Make it with: {COMMAND}"
+            raise gr.Error(message, print_exception=False)
+        _, sha = model_identity()
+        loaded, _ = runner.get_model()
+        rows = corpus.reference_corpus(corpus.dev_sets(data_dir))
+        data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, sha or "unknown")
+        artifacts.cache_artifact(artifacts.ATLAS_FILE, data)  # None: not written, kept in memory only
+        _computed[sha] = data
+        return data
 
 
 def atlas_figure(atlas: dict) -> go.Figure:
@@ -161,7 +181,7 @@ def show_atlas() -> tuple:
 
 
 def compute_and_show(progress=gr.Progress(track_tqdm=True)) -> tuple:  # noqa: B008 (Gradio's progress idiom)
-    """The compute button: compute the atlas with a progress bar, then draw it."""
+    """The compute button: compute the atlas with a progress bar (only if there is none yet), then draw it."""
     compute_atlas()
     return show_atlas()
 
@@ -184,7 +204,7 @@ def head_atlas() -> dict:
     """
     atlas = current_atlas()
     if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
-        atlas = compute_atlas()
+        atlas = compute_atlas()  # the one computation, shared with any request waiting for it
     return atlas or {"heads": [], "note": f"No head atlas for this model yet. Make it with: {COMMAND}"}
 
 

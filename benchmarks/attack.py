@@ -1,0 +1,738 @@
+"""Attack replay: a fresh app server on loopback, each attack from a real issue replayed against it while a
+victim client measures what it gets; then a markdown table (attack | what was measured | figure | target | met?).
+
+The attacker's sockets come from 127.0.0.3 and the victim's from 127.0.0.2 (the server listens on 127.0.0.1
+only), so a per-client limit on the server can tell them apart. Both speak Gradio's HTTP routes with httpx
+(gradio_client cannot bind a source address). The server runs as ``python app.py --port P`` with TMPDIR,
+GRADIO_TEMP_DIR and the atlas cache in a fresh temporary folder (its disk use is summed there) and an empty
+data folder (the bundled model has its atlas: nothing is built). Every loop has a deadline; the server is
+stopped at the end, on Ctrl-C or an error too. Progress goes to stderr, the table to stdout.
+
+    python -m benchmarks.attack                                    # = make attack (about 6 minutes)
+    python -m benchmarks.attack --seconds 20 --only heavy small --json attack.json
+"""
+
+import argparse
+import contextlib
+import functools
+import json
+import multiprocessing
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+
+from .browser import sentence
+from .load import SENTENCE, free_port, rss_mb, start_server
+from .soak import folder_bytes
+from .timing import p95_ms
+
+VICTIM, ATTACKER = "127.0.0.2", "127.0.0.3"  # source addresses; the server is always 127.0.0.1
+ATTACKS = ["heavy", "memory", "disk", "private", "sessions", "links", "small"]
+HEAVY_SLOTS, HEAVY_STEPS = 64, 128  # Integrated Gradients jobs kept in flight, and their steps
+HEAVY_TEXT = sentence("good", 2500)[:10_000]
+EXPORT_LOOPS, RUN_BURST, UPLOAD_FILES = 2, 24, 1000
+FLOOD_COUNT, FLOOD_THREADS, FLOOD_SECONDS = 5000, 8, 60  # the sessions and links floods: count, threads, deadline
+PAGE_CHECK_SECONDS = 15  # the end of the heavy phase kept for the victim's page load and analysis
+SETTLE_SECONDS = 60  # idle time before the memory is measured again
+RSS_EVERY = 0.2
+REFUSED = (429, 503)
+REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
+TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; page.REDRAW_ID + "attention"
+EXPORT_ELEM = "redraw-export"  # the Export tab's hidden redraw button (page.REDRAW_ID + "export")
+LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
+STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
+
+
+@dataclass
+class Server:
+    proc: subprocess.Popen
+    url: str
+    temp: Path
+
+
+def note(message: str) -> None:
+    print(f"[attack {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def row(attack: str, measured: str, figure: str, target: str, met: bool | None, **data) -> dict:
+    """One line of the table; ``met`` None for a figure given for information; ``data`` goes to the JSON."""
+    return {"attack": attack, "measured": measured, "figure": figure, "target": target, "met": met, "data": data}
+
+
+def alive(deadline: float) -> bool:
+    return time.monotonic() < deadline and not STOP.is_set()
+
+
+def client(url: str, address: str, timeout: float = 30) -> httpx.Client:
+    """An httpx client to ``url`` whose sockets come from ``address``; the read timeout outlasts SSE heartbeats."""
+    transport = httpx.HTTPTransport(local_address=address)
+    return httpx.Client(base_url=url, transport=transport, timeout=httpx.Timeout(timeout, connect=5), trust_env=False)
+
+
+def new_session() -> str:
+    return secrets.token_hex(6)
+
+
+def attempt(request, *args) -> str:
+    """``request(*args)``'s outcome, or the exception's type (a dropped connection, an answer that is not
+    Gradio's): a failure is counted, never raised."""
+    try:
+        return request(*args)
+    except (httpx.HTTPError, ValueError, KeyError) as error:
+        return type(error).__name__
+
+
+def call_api(http: httpx.Client, api_name: str, data: list) -> str:
+    """One job on /gradio_api/call/<api_name>, then its SSE result: 'complete', 'error' or 'http <status>'."""
+    answer = http.post(f"/gradio_api/call/{api_name}", json={"data": data})
+    if answer.status_code != 200:
+        return f"http {answer.status_code}"
+    with http.stream("GET", f"/gradio_api/call/{api_name}/{answer.json()['event_id']}") as stream:
+        for line in stream.iter_lines():
+            if line.startswith("event:") and line[6:].strip() in ("complete", "error"):
+                return line[6:].strip()
+    return "no result"
+
+
+def join_page_event(http: httpx.Client, event: dict, data: list, session: str, params=None) -> tuple[str, list]:
+    """A page event as the browser sends it (queue/join, then queue/data's SSE): ('complete', outputs) or (why, [])."""
+    body = {"data": data, "fn_index": event["id"], "session_hash": session, "event_data": None, "trigger_id": None}
+    answer = http.post("/gradio_api/queue/join", params=params, json=body)
+    if answer.status_code != 200:
+        return f"http {answer.status_code}", []
+    with http.stream("GET", "/gradio_api/queue/data", params={"session_hash": session}) as stream:
+        for line in stream.iter_lines():
+            message = json.loads(line[5:]) if line.startswith("data:") else {}
+            if message.get("msg") == "process_completed":
+                return ("complete", message["output"]["data"]) if message.get("success") else ("error", [])
+    return "no result", []
+
+
+def run_page_event(http: httpx.Client, event: dict, data: list, session: str | None) -> tuple[int, list]:
+    """A page event on the route the page's script uses for queue=False events, /gradio_api/run/predict with the
+    event's number (Gradio finds the event by ``fn_index``, not by the name): (HTTP status, outputs)."""
+    body = {"data": data, "fn_index": event["id"], "session_hash": session, "event_data": None, "trigger_id": None}
+    answer = http.post("/gradio_api/run/predict", json=body)
+    return answer.status_code, answer.json().get("data", []) if answer.status_code == 200 else []
+
+
+def page_config(http: httpx.Client) -> dict:
+    return http.get("/config").raise_for_status().json()
+
+
+def page_event(config: dict, api_name: str) -> dict:
+    return next(event for event in config["dependencies"] if event["api_name"] == api_name)
+
+
+def elem_ids(config: dict) -> dict[int, str | None]:
+    return {c["id"]: c.get("props", {}).get("elem_id") for c in config["components"]}
+
+
+def event_inputs(config: dict, event: dict, by_elem_id: dict | None = None) -> list:
+    """The page's values for ``event``'s inputs: each component's default, or ``by_elem_id``'s (a state: None)."""
+    components = {c["id"]: c for c in config["components"]}
+    by_elem_id = by_elem_id or {}
+    values = []
+    for component_id in event["inputs"]:
+        props = components[component_id].get("props", {})
+        values.append(by_elem_id.get(props.get("elem_id"), props.get("value")))
+    return values
+
+
+def redraw_event(config: dict, elem: str = REDRAW_ELEM) -> dict:
+    """The click event of the hidden button ``elem`` that redraws a tab (the Attention tab's by default)."""
+    button = next(i for i, elem_id in elem_ids(config).items() if elem_id == elem)
+    return next(e for e in config["dependencies"] if [button, "click"] in e["targets"])
+
+
+def in_threads(jobs: list[tuple], workers: int | None = None) -> Counter:
+    """Run each ``(fn, *args)`` on ``workers`` threads (default: one each); the sum of the Counters they return."""
+    with ThreadPoolExecutor(workers or len(jobs)) as pool:
+        futures = [pool.submit(*job) for job in jobs]
+        try:
+            return sum((future.result() for future in futures), Counter())
+        except BaseException:
+            STOP.set()
+            raise
+
+
+class Tally:
+    """Outcomes counted by many threads at once."""
+
+    def __init__(self):
+        self.counts, self.lock = Counter(), threading.Lock()
+
+    def add(self, outcome: str) -> None:
+        with self.lock:
+            self.counts[outcome] += 1
+
+    def snapshot(self) -> Counter:
+        with self.lock:
+            return Counter(self.counts)
+
+
+def heavy_slot(url: str, deadline: float, tally: Tally) -> None:
+    """One attacker slot: an Integrated Gradients job at a time, re-submitted as each ends, until ``deadline``."""
+    with client(url, ATTACKER) as http:
+        while alive(deadline):
+            tally.add("attributions submitted")
+            outcome = attempt(call_api, http, "attributions", [HEAVY_TEXT, "predicted", HEAVY_STEPS, "pad"])
+            tally.add(f"attributions {outcome}")
+            if outcome in (f"http {code}" for code in REFUSED):
+                time.sleep(REFUSED_PAUSE)
+
+
+def page_step(http: httpx.Client, config: dict, event: dict, session: str, by_elem_id: dict | None = None) -> str:
+    """One page event in ``session`` (``join_page_event``): its outcome, a failure counted, never raised."""
+    outcome = attempt(join_page_event, http, event, event_inputs(config, event, by_elem_id), session)
+    return outcome if isinstance(outcome, str) else outcome[0]
+
+
+def export_loop(url: str, deadline: float, tally: Tally) -> None:
+    """One attacker loop, as the page exports: analyse a new 128-token text, then draw the Export tab (its hidden
+    redraw button's event, which writes the JSON and CSV files), until ``deadline``."""
+    prefix = secrets.token_hex(4)  # texts differ from every other loop's, in every phase
+    with client(url, ATTACKER) as http:
+        config = page_config(http)
+        show, export, session = page_event(config, "show_text"), redraw_event(config, EXPORT_ELEM), new_session()
+        for number in range(sys.maxsize):
+            if not alive(deadline):
+                return
+            text = f"{prefix} {number} " + sentence("good", 126)
+            analysed = page_step(http, config, show, session, {TEXT_ELEM: text})
+            tally.add(f"export {page_step(http, config, export, session) if analysed == 'complete' else analysed}")
+
+
+def until_deadline(jobs: list[tuple], deadline: float) -> Counter:
+    """Run each ``(fn, *args)`` as ``fn(*args, tally)`` on a daemon thread; at ``deadline`` return what they counted.
+
+    Jobs still in flight then are abandoned, as an attacker leaving would: their threads stop submitting and go
+    with this process (a job waiting in a long queue would otherwise hold the phase open until it ran).
+    """
+    tally = Tally()
+    threads = [threading.Thread(target=fn, args=(*args, tally), daemon=True) for fn, *args in jobs]
+    for thread in threads:
+        thread.start()
+    while alive(deadline):
+        time.sleep(0.2)
+    return tally.snapshot()
+
+
+def heavy_attack(url: str, seconds: float, exporters: int) -> Counter:
+    """The attacker's process for the heavy phase: ``HEAVY_SLOTS`` heavy jobs in flight, ``exporters`` export loops."""
+    deadline = time.monotonic() + seconds
+    jobs = [(heavy_slot, url, deadline)] * HEAVY_SLOTS + [(export_loop, url, deadline)] * exporters
+    return until_deadline(jobs, deadline)
+
+
+def victim_predicts(url: str, deadline: float) -> tuple[list[float], Counter]:
+    """The victim calls /predict in a loop until ``deadline``: (seconds per completed call, failed outcomes)."""
+    latencies, failures = [], Counter()
+    with client(url, VICTIM) as http:
+        while alive(deadline):
+            start = time.perf_counter()
+            outcome = attempt(call_api, http, "predict", [SENTENCE])
+            if outcome == "complete":
+                latencies.append(time.perf_counter() - start)
+            else:
+                failures[outcome] += 1
+                time.sleep(0.1)  # a person retrying, not a spin
+    return latencies, failures
+
+
+def victim_page_check(url: str) -> tuple[bool, str]:
+    """The victim loads the page (GET /) and analyses a sentence through the page's own protocol."""
+    with client(url, VICTIM) as http:
+        try:
+            page = http.get("/").status_code
+            config = page_config(http)
+            show = page_event(config, "show_text")
+            data = event_inputs(config, show, {TEXT_ELEM: SENTENCE})
+            analysed, _ = join_page_event(http, show, data, new_session())
+        except httpx.HTTPError as error:
+            return False, f"failed: {type(error).__name__}"
+    return page == 200 and analysed == "complete", f"GET / {page}, analysis {analysed}"
+
+
+@contextlib.contextmanager
+def peak_rss(pid: int):
+    """While inside: the server's resident memory sampled every ``RSS_EVERY`` s; yields {"mb": the peak so far}."""
+    peak = {"mb": rss_mb(pid)}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.wait(RSS_EVERY):
+            with contextlib.suppress(OSError, RuntimeError):
+                peak["mb"] = max(peak["mb"], rss_mb(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield peak
+    finally:
+        stop.set()
+        sampler.join()
+
+
+def vm_hwm_mb(pid: int) -> float:
+    """The process's peak resident memory since it started (VmHWM), from /proc."""
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
+def heavy_phase(server: Server, seconds: float, exporters: int) -> dict:
+    """The attacker's heavy jobs (and ``exporters`` export loops) for ``seconds``, in a process of its own, while
+    the victim calls /predict; in the last ``PAGE_CHECK_SECONDS`` the victim loads the page and analyses."""
+    note(f"heavy: {HEAVY_SLOTS} Integrated Gradients jobs in flight, {exporters} export loops, {seconds:.0f} s")
+    spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads of this one forked
+    with ProcessPoolExecutor(1, mp_context=spawn) as pool, peak_rss(server.proc.pid) as peak:
+        attack = pool.submit(heavy_attack, server.url, seconds, exporters)
+        try:
+            latencies, failures = victim_predicts(server.url, time.monotonic() + seconds - PAGE_CHECK_SECONDS)
+            page_ok, page_said = victim_page_check(server.url)
+            attacker = attack.result(timeout=seconds + 120)
+        except BaseException:
+            STOP.set()
+            raise
+    note(f"heavy: attacker {dict(attacker)}; victim {len(latencies)} completed, failures {dict(failures)}")
+    hwm = vm_hwm_mb(server.proc.pid)
+    memory = {"peak_mb": max(peak["mb"], hwm), "sampled_peak_mb": peak["mb"]}
+    return {"latencies": latencies, "failures": failures, "page": (page_ok, page_said), "attacker": attacker} | memory
+
+
+def heavy_rows(phase: dict) -> list[dict]:
+    latencies, failures, attacker = phase["latencies"], phase["failures"], phase["attacker"]
+    calls, errors = len(latencies) + failures.total(), failures.total()
+    p95 = p95_ms(latencies) / 1000 if latencies else float("inf")
+    why = f" ({', '.join(f'{k} x{n}' for k, n in failures.most_common(3))})" if errors else ""
+    submitted, done = attacker["attributions submitted"], attacker["attributions complete"]
+    refused = sum(attacker[f"attributions http {code}"] for code in REFUSED)
+    ended = sum(n for k, n in attacker.items() if k.startswith("attributions ")) - submitted
+    attack = f"heavy ({HEAVY_SLOTS} IG jobs, steps={HEAVY_STEPS}, 10k chars)"
+    return [
+        row(attack, "victim /predict errors", f"{errors} of {calls}{why}", "0", errors == 0, failures=failures),
+        row(attack, "victim /predict p95 latency", f"{p95:.2f} s ({len(latencies)} completed)", "≤ 2 s", p95 <= 2),
+        row(
+            attack,
+            "victim loads the page and analyses (end of phase)",
+            phase["page"][1],
+            "200, completes",
+            phase["page"][0],
+        ),
+        row(
+            attack,
+            "attacker refusals (429/503)",
+            f"{refused} of {submitted} submissions; {done} jobs completed, {submitted - ended} in flight at the end",
+            "(information)",
+            None,
+            attacker=attacker,
+        ),
+    ]
+
+
+def run_once(url: str) -> Counter:
+    """One /gradio_api/run/attributions call (Gradio's route that skips the queue while the API is open)."""
+    body = {"data": [HEAVY_TEXT, "predicted", HEAVY_STEPS, "pad"]}
+    with client(url, ATTACKER, timeout=120) as http:
+        return Counter([attempt(lambda: f"http {http.post('/gradio_api/run/attributions', json=body).status_code}")])
+
+
+def burst_rows(server: Server) -> list[dict]:
+    note(f"memory: {RUN_BURST} parallel /gradio_api/run/attributions calls")
+    with peak_rss(server.proc.pid) as peak:
+        outcomes = in_threads([(run_once, server.url)] * RUN_BURST)
+    refused = sum(outcomes[f"http {code}"] for code in REFUSED)
+    figure = f"{peak['mb']:.0f} MB; {refused} refused (429/503); answers {dict(outcomes)}"
+    return [
+        row(
+            "memory",
+            f"/run/attributions x{RUN_BURST} parallel: peak RSS",
+            figure,
+            "≤ 1.5 GB",
+            peak["mb"] <= 1536,
+            outcomes=outcomes,
+        )
+    ]
+
+
+def peak_row(phase: dict) -> dict:
+    figure = f"{phase['peak_mb']:.0f} MB (sampled every {RSS_EVERY} s: {phase['sampled_peak_mb']:.0f} MB)"
+    return row(
+        "memory",
+        f"server peak RSS (VmHWM), heavy phase + {EXPORT_LOOPS} export loops",
+        figure,
+        "≤ 1.5 GB",
+        phase["peak_mb"] <= 1536,
+    )
+
+
+def settle_row(server: Server, start_mb: float) -> dict:
+    note(f"memory: {SETTLE_SECONDS} s idle before measuring again")
+    deadline = time.monotonic() + SETTLE_SECONDS
+    while alive(deadline):
+        time.sleep(0.5)
+    after_mb = rss_mb(server.proc.pid)
+    figure = f"{after_mb:.0f} MB vs {start_mb:.0f} MB at start ({after_mb - start_mb:+.0f} MB)"
+    return row(
+        "memory",
+        f"RSS {SETTLE_SECONDS} s after the attacks stop",
+        figure,
+        "within 100 MB of start",
+        abs(after_mb - start_mb) <= 100,
+    )
+
+
+def upload_flood(server: Server) -> tuple[str, int]:
+    """One multipart POST of ``UPLOAD_FILES`` files of 512 bytes: (answer, files added under the temp folder)."""
+    files_before = folder_bytes(server.temp)[1]
+    files = [("files", (f"note-{i}.txt", secrets.token_bytes(512), "text/plain")) for i in range(UPLOAD_FILES)]
+    with client(server.url, ATTACKER, timeout=120) as http:
+        answer = attempt(lambda: f"http {http.post('/gradio_api/upload', files=files).status_code}")
+    time.sleep(2)  # Gradio moves uploads into its cache in a background task
+    return answer, folder_bytes(server.temp)[1] - files_before
+
+
+def disk_rows(server: Server, seconds: float) -> list[dict]:
+    note(f"disk: {EXPORT_LOOPS} export loops for {seconds:.0f} s, then {UPLOAD_FILES} files in one upload")
+    bytes_before = folder_bytes(server.temp)[0]
+    deadline = time.monotonic() + seconds
+    outcomes = until_deadline([(export_loop, server.url, deadline)] * EXPORT_LOOPS, deadline)
+    time.sleep(2)  # an export in flight at the deadline may still write
+    added_mb = (folder_bytes(server.temp)[0] - bytes_before) / 2**20
+    answer, files_added = upload_flood(server)
+    exports = f"{added_mb:.1f} MB added after {outcomes.total()} exports ({dict(outcomes)})"
+    return [
+        row(
+            "disk",
+            f"bytes added under TMPDIR/GRADIO_TEMP_DIR, {seconds:.0f} s of exports",
+            exports,
+            "≤ 64 MB",
+            added_mb <= 64,
+            outcomes=outcomes,
+        ),
+        row(
+            "disk",
+            f"files written by one upload of {UPLOAD_FILES} files ≤ 1 KB",
+            f"{files_added} ({answer})",
+            "0",
+            files_added == 0,
+        ),
+    ]
+
+
+def private_outcomes(url: str, event: dict, data: list) -> Counter:
+    """One private event on /call/<api_name> and on /run/<api_name>, as an API caller would send it."""
+    name = event["api_name"]
+    with client(url, ATTACKER) as http:
+        called = attempt(call_api, http, name, data)
+        ran = attempt(lambda: f"http {http.post(f'/gradio_api/run/{name}', json={'data': data}).status_code}")
+    return Counter({("call", name, called): 1, ("run", name, ran): 1})
+
+
+def refusal(outcome: str) -> str | None:
+    """'4xx' or 'error' for an answer that refused the call (an error result included); None for anything else."""
+    if outcome.startswith("http 4"):
+        return "4xx"
+    return "error" if outcome in ("error", "http 500") else None
+
+
+def private_rows(server: Server) -> list[dict]:
+    with client(server.url, ATTACKER) as http:
+        config = page_config(http)
+    private = [e for e in config["dependencies"] if e.get("api_visibility") == "private"]
+    note(f"private: {len(private)} private events on /call/ and /run/")
+    outcomes = in_threads([(private_outcomes, server.url, e, event_inputs(config, e)) for e in private], workers=4)
+    kinds = Counter(refusal(outcome) for _, _, outcome in outcomes)
+    ran = sorted({f"{route} {name}" for route, name, outcome in outcomes if outcome in ("complete", "http 200")})
+    note(f"private: these ran: {', '.join(ran)}")
+    refused, total = kinds["4xx"] + kinds["error"], outcomes.total()
+    figure = f"{refused}/{total} refused (4xx {kinds['4xx']}, error result {kinds['error']}); {len(ran)} ran"
+    return [
+        row(
+            "private events",
+            "each private event on /call/ and /run/",
+            figure,
+            "all refused",
+            refused == total,
+            ran=ran,
+            outcomes={" ".join(k): n for k, n in outcomes.items()},
+        )
+    ]
+
+
+def flood_thread(url: str, request, numbers: range, deadline: float) -> Counter:
+    outcomes = Counter()
+    with client(url, ATTACKER) as http:
+        for number in numbers:
+            if not alive(deadline):
+                break
+            outcomes[attempt(request, http, number)] += 1
+    return outcomes
+
+
+def flood(url: str, request, count: int = FLOOD_COUNT) -> tuple[Counter, float]:
+    """``request(http, i)`` for each i < ``count`` on ``FLOOD_THREADS`` attacker threads, or until ``FLOOD_SECONDS``."""
+    deadline, start = time.monotonic() + FLOOD_SECONDS, time.perf_counter()
+    jobs = [(flood_thread, url, request, range(t, count, FLOOD_THREADS), deadline) for t in range(FLOOD_THREADS)]
+    return in_threads(jobs), time.perf_counter() - start
+
+
+def redraw_in_new_session(event: dict, data: list, http: httpx.Client, number: int) -> str:
+    """The page's cheap queue=False redraw with a session hash never seen: Gradio makes a session for it."""
+    return f"http {run_page_event(http, event, data, new_session())[0]}"
+
+
+def attention_drawn(http: httpx.Client, event: dict, data: list, session: str) -> bool:
+    """Whether the redraw in ``session`` draws a figure from its kept analysis (a lost session gets a skip)."""
+    status, outputs = run_page_event(http, event, data, session)
+    return status == 200 and bool(outputs) and isinstance(outputs[0], dict) and outputs[0].get("type") == "plotly"
+
+
+def sessions_rows(server: Server) -> list[dict]:
+    with client(server.url, VICTIM) as http:
+        config, session = page_config(http), new_session()
+        show, redraw = page_event(config, "show_text"), redraw_event(config)
+        analysed, _ = join_page_event(http, show, event_inputs(config, show, {TEXT_ELEM: SENTENCE}), session)
+        redraw_data = event_inputs(config, redraw)
+        drawn_before = attention_drawn(http, redraw, redraw_data, session)
+        note(f"sessions: victim analysed ({analysed}, view drawn: {drawn_before}); {FLOOD_COUNT} new sessions")
+        outcomes, took = flood(server.url, functools.partial(redraw_in_new_session, redraw, redraw_data))
+        drawn_after = attention_drawn(http, redraw, redraw_data, session)
+    figure = f"{'survives' if drawn_after else 'lost'} (before: {'drawn' if drawn_before else 'not drawn'}); "
+    figure += f"{outcomes.total()} requests in {took:.0f} s: {dict(outcomes)}"
+    return [
+        row(
+            "sessions",
+            f"victim's session after {FLOOD_COUNT} new session hashes (/run/predict, fn_index)",
+            figure,
+            "survives",
+            drawn_before and drawn_after,
+            outcomes=outcomes,
+        )
+    ]
+
+
+def link_data(config: dict, event: dict, text: str) -> list:
+    return event_inputs(config, event, {TEXT_ELEM: text})
+
+
+def attacker_link(config: dict, event: dict, http: httpx.Client, number: int) -> str:
+    """One shared link of a new text on the direct route (/run/predict by number); the queue where that is closed."""
+    data = link_data(config, event, f"link {number}: {SENTENCE}")
+    status, _ = run_page_event(http, event, data, None)
+    if status in (403, 404, 405):
+        return f"queue {join_page_event(http, event, data, new_session())[0]}"
+    return f"http {status}"
+
+
+def shown_value(output):
+    """A component's value in an event's output: the value itself, or an update's ``value``."""
+    return output.get("value") if isinstance(output, dict) else output
+
+
+def link_opens(http: httpx.Client, config: dict, server: Server, key: str, text: str) -> tuple[bool, str]:
+    """Whether the link ``key`` is stored, its address answers, and the page load restores its ``text``."""
+    stored = (server.temp / LINK_DIR / f"{key}.json").is_file()
+    page = http.get("/", params={"link": key}).status_code
+    load = page_event(config, "restore_page")
+    outcome, outputs = join_page_event(http, load, [], new_session(), params={"link": key})
+    text_at = [elem_ids(config)[i] for i in load["outputs"]].index(TEXT_ELEM)
+    restored = outcome == "complete" and shown_value(outputs[text_at]) == text
+    said = (
+        f"stored: {'yes' if stored else 'no'}, GET /?link= {page}, page load restores it: {'yes' if restored else 'no'}"
+    )
+    return stored and page == 200 and restored, said
+
+
+def links_rows(server: Server) -> list[dict]:
+    text = f"The victim's shared view: {SENTENCE}"
+    with client(server.url, VICTIM) as http:
+        config = page_config(http)
+        share = page_event(config, "share_link")
+        made, outputs = join_page_event(http, share, link_data(config, share, text), new_session())
+        key = shown_value(outputs[0]) if made == "complete" else ""
+        note(f"links: victim's link {key or made}; the attacker makes {FLOOD_COUNT}")
+        outcomes, took = flood(server.url, functools.partial(attacker_link, config, share))
+        opens, said = link_opens(http, config, server, key, text) if key else (False, f"no link made ({made})")
+    figure = f"{'opens' if opens else 'broken'} ({said}); {outcomes.total()} links in {took:.0f} s: {dict(outcomes)}"
+    return [
+        row(
+            "links",
+            f"victim's shared link after {FLOOD_COUNT} attacker links",
+            figure,
+            "still opens",
+            opens,
+            outcomes=outcomes,
+        )
+    ]
+
+
+def timed(request, *args) -> tuple[object, float]:
+    start = time.perf_counter()
+    return request(*args), time.perf_counter() - start
+
+
+def remote_file_row(http: httpx.Client) -> dict:
+    answer, took = timed(http.get, "/gradio_api/file=https://example.com/")
+    refused = 400 <= answer.status_code < 500 and took < 2
+    return row(
+        "small",
+        "/gradio_api/file=https://example.com/ refused, no fetch",
+        f"{answer.status_code} in {took:.2f} s",
+        "4xx in < 2 s",
+        refused,
+    )
+
+
+def monitoring_row(http: httpx.Client) -> dict:
+    answer = http.get("/monitoring/summary")
+    public = answer.status_code == 200 and answer.content.strip() not in (b"", b"{}", b"null")
+    figure = f"{answer.status_code}, {len(answer.content)} bytes" + (" of analytics" if public else "")
+    return row("small", "/monitoring/summary not public", figure, "not 200 with data", not public)
+
+
+def headers_row(http: httpx.Client) -> dict:
+    headers = http.get("/").headers
+    csp = headers.get("content-security-policy", "")
+    found = {
+        "CSP frame-ancestors": "frame-ancestors" in csp,
+        "nosniff": headers.get("x-content-type-options") == "nosniff",
+    }
+    found["Referrer-Policy"] = "referrer-policy" in headers
+    figure = ", ".join(f"{name}: {'yes' if present else 'no'}" for name, present in found.items())
+    return row("small", "GET / security headers", figure, "all three", all(found.values()))
+
+
+def knockout_row(http: httpx.Client) -> dict:
+    heads = ["L1 H1"] * 1_000_000
+    outcome, took = timed(attempt, call_api, http, "knockout", [SENTENCE, heads])
+    refused = outcome != "complete" and took < 2
+    return row(
+        "small",
+        "/call/knockout with a 1,000,000-entry heads list refused quickly",
+        f"{outcome} in {took:.1f} s",
+        "refused in < 2 s",
+        refused,
+    )
+
+
+def small_rows(server: Server) -> list[dict]:
+    note("small: remote file, monitoring, headers, a huge heads list")
+    with client(server.url, ATTACKER) as http:
+        return [check(http) for check in (remote_file_row, monitoring_row, headers_row, knockout_row)]
+
+
+def guarded(name: str, attack, *args) -> list[dict]:
+    """``attack(*args)``'s rows, or one row saying why it could not run (the other attacks still run)."""
+    try:
+        return attack(*args)
+    except Exception as error:  # reported in the table, never hidden
+        note(f"{name}: could not run: {error!r}")
+        return [row(name, "the attack itself", f"could not run: {type(error).__name__}: {error}"[:160], "", False)]
+
+
+def warm_up(server: Server) -> float:
+    """The victim's first /predict calls (the server may still be starting); the server's RSS after them."""
+    deadline = time.monotonic() + 120
+    with client(server.url, VICTIM) as http:
+        while attempt(call_api, http, "predict", [SENTENCE]) != "complete":
+            if not alive(deadline):
+                raise RuntimeError("the server never answered /predict")
+            time.sleep(1)
+        for _ in range(3):
+            call_api(http, "predict", [SENTENCE])
+    return rss_mb(server.proc.pid)
+
+
+def launch() -> Server:
+    """``python app.py --port P`` with TMPDIR and GRADIO_TEMP_DIR in a fresh folder, and an empty data folder."""
+    temp = Path(tempfile.mkdtemp(prefix="attack-"))
+    (temp / "no-data").mkdir()
+    env = {"TMPDIR": str(temp), "GRADIO_TEMP_DIR": str(temp / "gradio"), "SENTIMENT_DATA_DIR": str(temp / "no-data")}
+    env["ATTENTION_EXPLORER_CACHE"] = str(temp / "cache")
+    port = free_port()
+    try:
+        proc = start_server(["app.py"], port, env=env)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return Server(proc, f"http://127.0.0.1:{port}", temp)
+
+
+def stop(server: Server) -> None:
+    server.proc.terminate()
+    try:
+        server.proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        server.proc.kill()
+        server.proc.wait(timeout=30)
+    shutil.rmtree(server.temp, ignore_errors=True)
+
+
+def run_attacks(server: Server, chosen: set[str], seconds: float) -> list[dict]:
+    """Each chosen attack in turn: the heavy phase, the memory and disk floods, the settle, then the short ones."""
+    start_mb = warm_up(server)
+    note(f"server RSS after warm-up: {start_mb:.0f} MB")
+    rows = []
+    if chosen & {"heavy", "memory"}:
+        phase = heavy_phase(server, seconds, EXPORT_LOOPS if "memory" in chosen else 0)
+        rows += (heavy_rows(phase) if "heavy" in chosen else []) + ([peak_row(phase)] if "memory" in chosen else [])
+    if "memory" in chosen:
+        rows += guarded("memory", burst_rows, server)
+    if "disk" in chosen:
+        rows += guarded("disk", disk_rows, server, seconds)
+    if "memory" in chosen:
+        rows.append(settle_row(server, start_mb))
+    short = {"private": private_rows, "sessions": sessions_rows, "links": links_rows, "small": small_rows}
+    for name, attack in short.items():
+        if name in chosen:
+            rows += guarded(name, attack, server)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    lines = ["| attack | what was measured | figure | target | met? |", "|---|---|---|---|---|"]
+    for r in rows:
+        met = {True: "yes", False: "**MISSED**", None: "(info)"}[r["met"]]
+        lines.append(f"| {r['attack']} | {r['measured']} | {r['figure'].replace('|', '/')} | {r['target']} | {met} |")
+    return "\n".join(lines)
+
+
+LOAD_LINE = "Ordinary load: the figure is `make load`'s (16 clients: 0 errors, and its p95); not rerun here."
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seconds", type=float, default=60, help="the heavy phase and the export flood")
+    parser.add_argument("--only", nargs="+", choices=ATTACKS, metavar="NAME", help=f"some of: {' '.join(ATTACKS)}")
+    parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures here")
+    args = parser.parse_args(argv)
+    started = time.monotonic()
+    server = launch()
+    note(f"server pid {server.proc.pid} at {server.url}, temporary folder {server.temp}")
+    try:
+        rows = run_attacks(server, set(args.only or ATTACKS), args.seconds)
+    except BaseException:
+        STOP.set()
+        raise
+    finally:
+        stop(server)
+    print(table(rows))
+    print(f"\n{LOAD_LINE}")
+    note(f"done in {time.monotonic() - started:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps({"seconds": args.seconds, "rows": rows}, indent=2, default=str) + "\n")
+
+
+if __name__ == "__main__":
+    main()

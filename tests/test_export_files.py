@@ -1,0 +1,128 @@
+"""The Export tab's files on a public server: written inside Gradio's cache, held to a byte cap, never copied."""
+
+import os
+import time
+from pathlib import Path
+
+import gradio as gr
+import httpx
+import pytest
+from app_fixtures import serving
+from fuzz_helpers import QueueCaller
+
+from transformer.explorer import analysis, export_files
+from transformer.explorer.export_files import export_dir, write_export
+from transformer.explorer.pruning import entry_bytes, prune_oldest
+from transformer.explorer.registry import Page
+from transformer.explorer.views import export
+
+
+def age(path: Path, seconds: float) -> None:
+    """Date an export's folder ``seconds`` back: file times are coarse, so tests order them explicitly."""
+    then = time.time() - seconds
+    os.utime(path.parent, (then, then))
+
+
+def all_files(root: Path) -> dict[Path, int]:
+    """Every file under ``root`` and its size."""
+    return {path: path.stat().st_size for path in root.rglob("*") if path.is_file()}
+
+
+def test_many_distinct_exports_keep_the_folder_under_the_cap_and_the_newest(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_files, "MAX_EXPORT_BYTES", 10_000)
+    written = []
+    for i in range(40):
+        content = f"{i:04d}" + "x" * 996  # 1,000 bytes, each distinct
+        path = write_export("analysis.json", content, tmp_path)
+        age(path, 1000 - i)  # the order they were written in
+        written.append(path)
+        assert entry_bytes(tmp_path) <= 10_000
+        assert path.read_text(encoding="utf-8") == content
+    assert sorted(tmp_path.iterdir()) == sorted(path.parent for path in written[-10:])  # the ten newest, no fewer
+
+
+def test_an_export_over_the_cap_is_kept_alone(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_files, "MAX_EXPORT_BYTES", 1_000)
+    small = write_export("a.csv", "a" * 500, tmp_path)
+    age(small, 60)
+    big = write_export("b.json", "b" * 5_000, tmp_path)
+    assert big.read_text() == "b" * 5_000 and not small.exists()
+    age(big, 30)
+    newest = write_export("c.json", "c" * 3_000, tmp_path)
+    assert newest.exists() and not big.exists()
+
+
+def test_exporting_the_same_content_again_makes_it_the_newest(tmp_path, monkeypatch):
+    monkeypatch.setattr(export_files, "MAX_EXPORT_BYTES", 3_000)
+    first, second = write_export("a.csv", "a" * 1_000, tmp_path), write_export("b.csv", "b" * 1_000, tmp_path)
+    age(first, 100)
+    age(second, 50)
+    assert write_export("a.csv", "a" * 1_000, tmp_path) == first  # exported again: no new file, made the newest
+    write_export("c.csv", "c" * 1_000, tmp_path)
+    write_export("d.csv", "d" * 1_000, tmp_path)
+    assert first.exists() and not second.exists()
+
+
+def test_the_count_cap_still_holds_for_link_store_style_callers(tmp_path):
+    for i in range(5):
+        (tmp_path / f"{i}.json").write_text("{}")
+        os.utime(tmp_path / f"{i}.json", (i, i))
+    prune_oldest(tmp_path, keep=2)
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["3.json", "4.json"]
+
+
+def test_exports_go_to_a_subfolder_of_gradios_cache_read_at_call_time(tmp_path, monkeypatch):
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(tmp_path / "gradio"))
+    path = write_export("a.csv", "a")
+    assert export_dir() == tmp_path / "gradio" / export_files.EXPORT_SUBFOLDER
+    assert path.parent.parent == export_dir() and path.read_text() == "a"
+
+
+@pytest.fixture
+def gradio_cache(tmp_path, monkeypatch) -> Path:
+    """A fresh GRADIO_TEMP_DIR, set before any component is made (each reads its cache folder when made)."""
+    folder = tmp_path / "gradio"
+    monkeypatch.setenv("GRADIO_TEMP_DIR", str(folder))
+    return folder
+
+
+def export_demo(result: analysis.Analysis) -> gr.Blocks:
+    """The Export tab's own layout and handler, on a kept analysis, behind one queued event (fn_index 0)."""
+    with gr.Blocks() as demo:
+        layer, head = gr.Radio([1, 2], value=1), gr.Radio(["1", "2", "mean"], value="1")
+        page = Page(None, gr.State(result), None, None, layer, head, None)
+        drawing = export.layout(page)
+        gr.Button().click(drawing.handler, drawing.inputs, drawing.outputs)
+    return demo
+
+
+def test_an_export_through_the_server_is_on_disk_once_and_served(gradio_cache, model, tokenizer, monkeypatch):
+    written = []
+
+    def recording(name: str, content: str) -> Path:
+        written.append(write_export(name, content))
+        return written[-1]
+
+    monkeypatch.setattr(export, "write_export", recording)
+    result = analysis.analyze(model, tokenizer, "a charming and often affecting journey .")
+    with serving(export_demo(result)) as url:
+        caller = QueueCaller(url)
+        try:
+            before = all_files(gradio_cache)
+            outcome = caller.call(0, [None, 1, "1"])
+            assert outcome.success, outcome.error
+            paths = [Path(item["path"]) for item in outcome.data]
+            assert paths == written and all(path.parent.parent == export_dir() for path in paths)  # not copies
+            added = {path: size for path, size in all_files(gradio_cache).items() if path not in before}
+            assert set(added) == set(paths)  # nothing else in Gradio's cache: the bytes grew by each file once
+            for path in paths:  # what Gradio serves is the file written, at its own path
+                served = httpx.get(f"{url.rstrip('/')}/gradio_api/file={path}", trust_env=False)
+                assert served.status_code == 200 and served.content == path.read_bytes()
+
+            again = caller.call(0, [None, 2, "mean"])  # the same analysis, another head: only a new CSV
+            assert again.success, again.error
+            grown = sum(all_files(gradio_cache).values()) - sum(before.values()) - sum(added.values())
+            assert grown == Path(again.data[1]["path"]).stat().st_size
+            assert again.data[0]["path"] == outcome.data[0]["path"]
+        finally:
+            caller.close()

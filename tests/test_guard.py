@@ -1,0 +1,303 @@
+"""A public server one client cannot take down: client identity, rate limits, closed routes, private events,
+jobs and sessions per client, and Gradio's input errors kept out of the log.
+
+The server here has the limits as shipped; two clients are told apart by their loopback source address
+(127.0.0.1 and 127.0.0.2), as ``make attack`` does.
+"""
+
+import os
+
+os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
+
+import asyncio
+import threading
+import time
+import types
+import uuid
+from pathlib import Path
+
+import gradio as gr
+import httpx
+import pytest
+from app_fixtures import serving
+
+from transformer.explorer import clients, fair_queue, guard, link_store, runner, server, sessions
+from transformer.explorer.page import URL_PARAMS, share_link
+
+pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
+    pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
+OTHER = "127.0.0.2"  # the second client's source address
+
+
+def fake_request(host: str | None, forwarded: str | None = None):
+    headers = {"x-forwarded-for": forwarded} if forwarded else {}
+    return types.SimpleNamespace(client=types.SimpleNamespace(host=host) if host else None, headers=headers)
+
+
+@pytest.fixture(scope="module")
+def guarded(app):
+    """The app served as shipped (launch settings and limits unchanged)."""
+    with serving(app.demo, **app.launch_settings()) as url:
+        yield url.rstrip("/")
+
+
+def http(source: str = "127.0.0.1") -> httpx.Client:
+    return httpx.Client(transport=httpx.HTTPTransport(local_address=source), timeout=30, trust_env=False)
+
+
+# Who is the client
+
+
+def test_a_direct_connection_is_its_address_and_a_forwarded_header_is_ignored_off_a_space(monkeypatch):
+    monkeypatch.delenv("SYSTEM", raising=False)
+    assert clients.client_address(fake_request("10.0.0.5", forwarded="1.2.3.4")) == "10.0.0.5"
+    assert clients.client_address(fake_request(None)) == clients.UNKNOWN
+
+
+def test_on_a_space_the_client_is_the_first_forwarded_hop(monkeypatch):
+    monkeypatch.setenv("SYSTEM", "spaces")
+    assert clients.on_space()
+    assert clients.client_address(fake_request("10.0.0.5", forwarded=" 1.2.3.4 , 10.9.8.7")) == "1.2.3.4"
+    assert clients.client_address(fake_request("10.0.0.5")) == "10.0.0.5"  # no header: the connection
+    assert clients.client_address(fake_request("10.0.0.5", "1.2.3.4"), behind_space_proxy=False) == "10.0.0.5"
+
+
+# Rate limits
+
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_a_token_bucket_allows_its_burst_then_one_per_interval_per_client():
+    clock = Clock()
+    limit = clients.RateLimit(per_second=0.5, burst=3, clock=clock)
+    assert [limit.take("a") for _ in range(3)] == [0.0] * 3
+    assert limit.take("a") == pytest.approx(2.0)  # refused: the next token in 2 s
+    assert limit.take("b") == 0.0  # another client has its own bucket
+    clock.now = 2.0
+    assert limit.take("a") == 0.0 and limit.take("a") > 0
+
+
+def test_a_token_bucket_remembers_a_bounded_number_of_clients():
+    limit = clients.RateLimit(per_second=1, burst=1, max_clients=10, clock=Clock())
+    for i in range(1000):
+        limit.take(f"client {i}")
+    assert len(limit._buckets) == 10
+
+
+def test_a_client_makes_a_burst_of_links_then_is_told_when_to_retry(monkeypatch, tmp_path):
+    monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
+    monkeypatch.setattr(link_store, "NEW_LINKS", clients.RateLimit(per_second=0.2, burst=link_store.NEW_LINKS_BURST))
+    values = dict.fromkeys(URL_PARAMS, "")
+    attacker, victim = fake_request("127.0.0.3"), fake_request(OTHER)
+    for i in range(link_store.NEW_LINKS_BURST):
+        share_link(attacker, *(values | {"text": f"link {i}", "view": "attention"}).values())
+    with pytest.raises(gr.Error, match=r"Too many shared links .* retry in \d+ s"):
+        share_link(attacker, *(values | {"text": "one more", "view": "attention"}).values())
+    assert link_store.load_link(share_link(victim, *(values | {"text": "mine", "view": "attention"}).values()))
+    assert len(list(tmp_path.iterdir())) == link_store.NEW_LINKS_BURST + 1
+
+
+# Sessions
+
+
+@pytest.fixture
+def holder():
+    with gr.Blocks() as blocks:
+        gr.State()
+    made = sessions.LeanSessions()
+    made.set_blocks(blocks)
+    return made
+
+
+def open_session(holder, key: str, client: str | None):
+    """``holder[key]`` as the request of ``client`` makes it, in its own task (as the server's routes do)."""
+
+    async def in_request():
+        clients.CURRENT.set((client, asyncio.current_task()))
+        return holder[key]
+
+    return asyncio.run(in_request())
+
+
+def test_a_flood_of_new_sessions_evicts_only_sessions_that_never_came_back(holder):
+    holder.capacity = 50
+    open_session(holder, "victim", OTHER)
+    open_session(holder, "victim", OTHER)  # it came back: a page in use
+    for i in range(500):  # many addresses, one request each
+        open_session(holder, f"flood {i}", f"10.0.{i // 250}.{i % 250}")
+    assert "victim" in holder.session_data and len(holder.session_data) == 50
+
+
+def test_sessions_an_api_call_made_go_before_a_page_opened_once(holder):
+    holder.capacity = 3
+    open_session(holder, "page", OTHER)  # the oldest, used by one request
+    made_by_workers = [holder[key] for key in ("api 1", "api 2")]  # made outside a request: no client
+    open_session(holder, "new page", "127.0.0.3")
+    assert made_by_workers[1] is holder.session_data["api 2"]
+    assert list(holder.session_data) == ["page", "api 2", "new page"]
+
+
+def test_one_client_holds_at_most_its_share_and_is_rate_limited(holder):
+    opened = 0
+    with pytest.raises(sessions.TooManySessions) as refused:
+        for i in range(10_000):
+            open_session(holder, f"s{i}", "127.0.0.3")
+            opened += 1
+    assert refused.value.status_code == 429 and "retry in" in refused.value.detail
+    assert opened == sessions.NEW_SESSIONS_BURST
+    assert len(holder.owned["127.0.0.3"]) == min(opened, sessions.SESSIONS_PER_CLIENT)
+    open_session(holder, "victim", OTHER)  # another address is not limited by it
+    assert sessions.drop_session(holder, "victim") and OTHER not in holder.owned
+
+
+def test_past_its_share_a_client_replaces_its_own_oldest_session(holder, monkeypatch):
+    monkeypatch.setattr(sessions, "SESSIONS_PER_CLIENT", 3)
+    for key in "abcd":
+        open_session(holder, key, "127.0.0.3")
+    open_session(holder, "victim", OTHER)
+    assert list(holder.session_data) == ["b", "c", "d", "victim"]
+
+
+def test_a_session_flood_through_the_server_is_refused_and_the_victims_session_survives(app, guarded):
+    cheap = next(i for i, fn in app.demo.fns.items() if not fn.queue)  # any event: the session comes first
+    with http(OTHER) as victim:
+        victim.post(f"{guarded}/gradio_api/run/predict", json={"data": [], "fn_index": cheap, "session_hash": "v1"})
+    codes = []
+    with http() as attacker:
+        for _ in range(200):
+            body = {"data": [], "fn_index": cheap, "session_hash": uuid.uuid4().hex}
+            codes.append(attacker.post(f"{guarded}/gradio_api/run/predict", json=body).status_code)
+    assert codes.count(429) >= 200 - sessions.NEW_SESSIONS_BURST - 5  # a few tokens come back meanwhile
+    assert "v1" in app.demo.state_holder.session_data
+    assert len(app.demo.state_holder.owned["127.0.0.1"]) <= sessions.SESSIONS_PER_CLIENT
+
+
+def queued(client: str):
+    return types.SimpleNamespace(request=fake_request(client))
+
+
+def test_fair_order_puts_each_clients_kth_job_behind_everyones_earlier_ones():
+    a1, a2, a3, b1, c1, b2 = (queued(client) for client in "aaabcb")
+    running = [queued("a"), queued("a")]
+    assert fair_queue.fair_order([a1, a2, a3, b1, c1, b2], running) == [b1, c1, b2, a1, a2, a3]
+    assert fair_queue.fair_order([a1, a2, a3], running) == [a1, a2, a3]  # alone, a client keeps its order
+    assert fair_queue.fair_order([b1, a1, b2], []) == [b1, a1, b2]
+
+
+# Routes, events and limits of the server as shipped
+
+
+def test_the_closed_routes():
+    assert guard.closed_route("POST", "/gradio_api/upload")[0] == 403
+    assert guard.closed_route("GET", "/gradio_api/file=https://example.com/x")[0] == 403
+    assert guard.closed_route("GET", "/gradio_api/file=//example.com/x")[0] == 403
+    assert guard.closed_route("GET", "/gradio_api/proxy=https://example.com/")[0] == 403
+    assert guard.closed_route("GET", "/monitoring/summary")[0] == 404
+    assert guard.closed_route("GET", "/gradio_api/file=/tmp/gradio/abc/export.json") is None
+    assert guard.closed_route("POST", "/gradio_api/queue/join") is None
+
+
+def test_every_private_event_is_refused_by_name_and_a_public_endpoint_answers(app, guarded):
+    names = guard.private_names(app.demo)
+    assert {"show_text", "share_link"} <= names and "predict" not in names
+    with http() as client:
+        for name in sorted(names):
+            for route in ("call", "call/v2", "run", "api"):
+                answer = client.post(f"{guarded}/gradio_api/{route}/{name}", json={"data": []})
+                assert answer.status_code == 404, (route, name, answer.text)
+        joined = client.post(f"{guarded}/gradio_api/call/predict", json={"data": ["a fine film"]})
+        assert joined.status_code == 200
+        result = client.get(f"{guarded}/gradio_api/call/predict/{joined.json()['event_id']}").text
+        assert "event: complete" in result and "confidences" in result
+
+
+def test_an_upload_is_refused_before_a_byte_is_written(app, guarded):
+    upload_dir = Path(app.demo.server_app.uploaded_file_dir)
+    before = sorted(upload_dir.rglob("*")) if upload_dir.exists() else []
+    files = [("files", (f"f{i}.txt", b"x" * 100)) for i in range(200)]
+    with http() as client:
+        assert client.post(f"{guarded}/gradio_api/upload", files=files).status_code == 403
+        big = {"files": ("blob.bin", os.urandom(5_000_000))}
+        assert client.post(f"{guarded}/gradio_api/upload", files=big).status_code == 403
+    assert (sorted(upload_dir.rglob("*")) if upload_dir.exists() else []) == before
+
+
+def test_answers_carry_the_security_headers_and_closed_routes_are_closed(guarded):
+    with http() as client:
+        page = client.get(f"{guarded}/")
+        assert page.headers["content-security-policy"] == guard.FRAME_ANCESTORS
+        assert page.headers["x-content-type-options"] == "nosniff"
+        assert page.headers["referrer-policy"] == "strict-origin-when-cross-origin"
+        assert client.get(f"{guarded}/gradio_api/file=https://example.com/").status_code == 403
+        assert client.get(f"{guarded}/monitoring/summary").status_code == 404
+        big = b'{"data": ["' + b"x" * (guard.MAX_BODY_BYTES + 1) + b'"]}'
+        answer = client.post(
+            f"{guarded}/gradio_api/call/predict", content=big, headers={"content-type": "application/json"}
+        )
+        assert answer.status_code == 413
+
+
+def test_every_queued_event_shares_one_model_group_and_the_rest_routes_skip_no_queue(app):
+    queued = [fn for fn in app.demo.fns.values() if fn.queue]
+    assert queued and {(fn.concurrency_id, fn.concurrency_limit) for fn in queued} == {
+        (server.MODEL_WORK, server.model_workers())
+    }
+    assert app.demo.api_open is False and app.demo._queue.max_size == server.QUEUE_SIZE
+
+
+def test_a_client_past_its_jobs_is_told_to_retry_and_another_client_still_gets_in(app, guarded, monkeypatch):
+    release, started = threading.Event(), threading.Semaphore(0)
+    analyse = runner.run_model
+
+    def slow_model(text):
+        started.release()
+        release.wait(30)
+        return analyse(text)
+
+    monkeypatch.setattr(runner, "run_model", slow_model)
+    try:
+        with http() as attacker, http(OTHER) as victim:
+            joined = [
+                attacker.post(f"{guarded}/gradio_api/call/predict", json={"data": [f"text {i}"]}) for i in range(6)
+            ]
+            codes = [answer.status_code for answer in joined]
+            assert codes == [200] * guard.JOBS_PER_CLIENT + [429] * (6 - guard.JOBS_PER_CLIENT)
+            assert "retry in" in joined[-1].json()["detail"] and joined[-1].headers["retry-after"].isdigit()
+            assert victim.post(f"{guarded}/gradio_api/call/predict", json={"data": ["mine"]}).status_code == 200
+            waiting = app.demo._queue.event_queue_per_concurrency_id[server.MODEL_WORK].queue
+            assert [fair_queue.client_of(event) for event in waiting] == [OTHER, "127.0.0.1", "127.0.0.1"]
+    finally:
+        release.set()
+    deadline = time.monotonic() + 30
+    while guard.queued_jobs(app.demo._queue, "127.0.0.1") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with http() as attacker:  # its jobs done, the client is welcome again
+        assert attacker.post(f"{guarded}/gradio_api/call/predict", json={"data": ["again"]}).status_code == 200
+
+
+def test_inputs_gradio_refuses_are_answered_without_a_traceback_in_the_log(app, guarded, capfd):
+    cheap = next(i for i, fn in app.demo.fns.items() if not fn.queue and fn.inputs)
+    with http("127.0.0.5") as client:  # an address whose sessions no other test has opened
+        answer = client.post(
+            f"{guarded}/gradio_api/run/predict", json={"data": [], "fn_index": cheap, "session_hash": "q1"}
+        )
+    assert answer.status_code == 500 and "enough input values" in answer.json()["error"]
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_files_gradio_remembers_are_forgotten_once_pruned(tmp_path):
+    with gr.Blocks() as blocks:
+        button = gr.DownloadButton()
+    kept, pruned = tmp_path / "kept.json", tmp_path / "pruned.json"
+    kept.write_text("{}")
+    button.temp_files |= {str(kept), str(pruned)}
+    assert server.forget_removed_files(blocks) == 1
+    assert button.temp_files == {str(kept)} and any(button.temp_files is paths for paths in blocks.temp_file_sets)

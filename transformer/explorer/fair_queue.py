@@ -1,0 +1,53 @@
+"""A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them.
+
+Gradio runs a concurrency group's waiting jobs first in, first out. With one group for all model work
+(``server.MODEL_WORK``) a client with its four jobs (``guard.JOBS_PER_CLIENT``) queued ahead would make the
+next visitor wait for all of them. ``make_fair`` reorders the waiting jobs after each new one: a client's
+k-th job, counting the ones it has running, waits behind every other client's jobs with fewer ahead of
+them (in arrival order among equals). A visitor with nothing running goes next; a client alone keeps its order.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from . import clients
+
+
+def client_of(event) -> str:
+    """The client that sent a queued event (its join request's address)."""
+    return clients.client_address(event.request) if event.request is not None else clients.UNKNOWN
+
+
+def fair_order(waiting: list, running: list) -> list:
+    """``waiting`` events in their fair order, given the events ``running`` now.
+
+    Args:
+        waiting: the group's waiting events, in arrival order.
+        running: the events being processed (each counts as one ahead for its client).
+
+    Returns:
+        The same events, by (how many of their client's jobs are ahead of them, arrival).
+    """
+    ahead = Counter(client_of(event) for event in running)
+    ranked = []
+    for arrival, event in enumerate(waiting):
+        client = client_of(event)
+        ranked.append((ahead[client], arrival, event))
+        ahead[client] += 1
+    return [event for _, _, event in sorted(ranked, key=lambda rank: rank[:2])]
+
+
+def make_fair(queue) -> None:
+    """Make Gradio's ``queue`` put each new job in its fair place (``fair_order``) among the waiting ones."""
+    push = queue.push
+
+    async def push_fairly(*args, **kwargs):
+        answer = await push(*args, **kwargs)
+        running = [event for job in list(queue.active_jobs) if job is not None for event in job]
+        for events in queue.event_queue_per_concurrency_id.values():
+            if len(events.queue) > 1:
+                events.queue[:] = fair_order(events.queue, running)
+        return answer
+
+    queue.push = push_fairly
