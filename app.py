@@ -31,8 +31,10 @@ from transformer.explorer.page import (
     URL_PARAMS,
     VIEW_PARAMS,
     copy_link_js,
+    keep_typed_js,
     on_screen_view_js,
     predict,
+    reanalyse_js,
     restore_controls,
     restore_view,
     share_link,
@@ -78,16 +80,21 @@ def build_demo() -> gr.Blocks:
             text_box = gr.Textbox(
                 value=EXAMPLES[0],
                 label="Sentence",
-                placeholder="Type a sentence, then press Enter or Analyze",
-                lines=2,
+                placeholder="Type a sentence: press Enter to analyze, Shift+Enter for a new line",
+                lines=1,  # one line grows to max_lines; Gradio's Enter submits only a one-line box
+                max_lines=6,
                 max_length=analysis.MAX_INPUT_CHARS,
                 scale=4,
                 elem_id="sentence",
             )
             with gr.Column(scale=1, min_width=200):
                 analyze_button = gr.Button("Analyze", variant="primary", elem_id="analyze")
-                share_button = gr.Button("Copy link to this view", icon=gr.utils.get_icon_path("link.svg"))
+                share_button = gr.Button(
+                    "Copy link to this view", icon=gr.utils.get_icon_path("link.svg"), elem_id="copy-link"
+                )
                 link_key = gr.Textbox(visible=False, elem_id="link-key")
+                # The page load's text, which its next step moves into the box unless the person has typed.
+                restored_text = gr.Textbox(text_box.value, visible=False, elem_id="restored-text")
         examples = gr.Examples(EXAMPLES, inputs=[text_box], label="Or try one of these", api_visibility="private")
         notice = gr.Markdown(elem_id="notice")
         with gr.Row():
@@ -98,7 +105,7 @@ def build_demo() -> gr.Blocks:
                 elem_id="tokens",
                 scale=2,
             )
-        with gr.Row():
+        with gr.Row(elem_id="colour-controls") as colour_controls:  # shown on the tabs of views that use them
             scale = gr.Radio(
                 [("one range for the whole map", "global"), ("one range per query row", "row")],
                 value="global",
@@ -128,11 +135,16 @@ def build_demo() -> gr.Blocks:
         )
         current_view = gr.Textbox("attention", visible=False, elem_id="current-view")
         tabs_drawn = {}
-        with gr.Tabs(elem_id="views"):
+        with gr.Tabs(elem_id="views", overflow_behavior="wrap"):  # every tab in view, in a fixed order
             for view in VIEWS:
                 with gr.Tab(view.title, id=view.id) as tab:
                     tabs_drawn[view.id] = (tab, view.layout(page))
         drawings = {view_id: drawing for view_id, (_, drawing) in tabs_drawn.items()}
+        uses_colour_scale = {view.id: view.colour_scale for view in VIEWS}
+
+        def show_colour_controls(view: str) -> dict:
+            """The colour-scale and leave-out controls, shown only with a view whose figures they change."""
+            return {colour_controls: gr.update(visible=uses_colour_scale.get(view, True))}
 
         def draw_view(view: str, values: dict) -> dict:
             """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is)."""
@@ -144,11 +156,12 @@ def build_demo() -> gr.Blocks:
             """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
             request reaches the queue; it names the view already current, so it changes nothing (the load draws).
             """
-            return (
+            drawn = (
                 {current_view: gr.skip()}
                 if view == values[current_view]
                 else {current_view: view} | draw_view(view, values)
             )
+            return drawn | show_colour_controls(view)
 
         page_controls = {"text": text_box, "view": current_view, "layer": page.layer, "head": page.head}
         page_controls |= {"scale": scale, "leave_out": leave_out}
@@ -187,7 +200,7 @@ def build_demo() -> gr.Blocks:
         # events skip the queue: each of the queue's extra messages costs the page such a refresh.
         for view_id, (tab, drawing) in tabs_drawn.items():
             events = private | {"queue": view_id not in MAIN_VIEWS}
-            own_inputs, own_outputs = {current_view, *drawing.inputs}, [current_view, *drawing.outputs]
+            own_inputs, own_outputs = {current_view, *drawing.inputs}, [current_view, colour_controls, *drawing.outputs]
             opened = tab.select(functools.partial(open_view, view_id), own_inputs, own_outputs, **events)
             opened.success(**sync_url(view_names(view_id)))
             redraw_button = gr.Button(visible="hidden", elem_id=REDRAW_ID + view_id)
@@ -201,7 +214,7 @@ def build_demo() -> gr.Blocks:
 
         restored_names = ["view", *(name for names in VIEW_PARAMS.values() for name in names)]
         restored = [url_controls[name] for name in restored_names]
-        shown = [text_box, page.layer, page.head, scale, leave_out, *main_views]  # ``restore_view``'s outputs
+        shown = [restored_text, page.layer, page.head, scale, leave_out, *main_views]  # ``restore_view``'s outputs
 
         def restore_page(request: gr.Request) -> dict:
             """Page load, one step: the text, the view and its controls from the address; the analysis; the view drawn.
@@ -211,6 +224,8 @@ def build_demo() -> gr.Blocks:
             Each control gets the address's value, checked against its choices, else its default; a text the
             address does not hold keeps the page's. A text or control that cannot be read is said in a warning
             and the rest is restored all the same, so the next step still hands the address over to the views.
+            The text goes to ``restored_text``, never into the sentence box: the person may have typed while this
+            ran, and the page's next step (``keep_typed_js``) keeps what they typed.
             """
             text, layer, head, dims, *rest = (c.value for c in analyse_inputs)
             try:
@@ -229,17 +244,23 @@ def build_demo() -> gr.Blocks:
                     values |= draw_view(view, {c: values.get(c, c.value) for c in drawings[view].inputs})
                 except gr.Error as error:
                     gr.Warning(error.message, title=error.title)
-            return values
+            return values | show_colour_controls(view)
 
-        # Then the page's script selects the view's tab and writes the address. (An event with the tabs as
-        # output would name every component of every tab: see the views' events.)
-        demo.load(
+        # Then the page's script puts the text in the box unless the person typed one meanwhile (decided in the
+        # page when the load's answer has arrived, so a keystroke at any moment wins), selects the view's tab,
+        # writes the address, and analyses a typed text. (An event with the tabs as output would name every
+        # component of every tab: see the views' events.)
+        loaded = demo.load(
             restore_page,
             None,
-            list(dict.fromkeys([*shown, *restored, *(c for d in drawings.values() for c in d.outputs)])),
+            list(
+                dict.fromkeys([*shown, *restored, colour_controls, *(c for d in drawings.values() for c in d.outputs)])
+            ),
             api_visibility="private",
             show_progress_on=spinners,
-        ).then(**sync_url(address_read=True, show_tab=True))
+        )
+        loaded = loaded.then(None, [restored_text, text_box], text_box, js=keep_typed_js(text_box.value))
+        loaded.then(**sync_url(address_read=True, show_tab=True)).then(None, js=reanalyse_js())
 
         release_on_unload(demo)
         for endpoint in (predict, *(endpoint for view in VIEWS for endpoint in view.endpoints)):

@@ -68,8 +68,38 @@ def test_long_text_is_truncated_with_a_notice(model, tokenizer, forward_calls):
     assert result.attentions.shape[-1] == TINY_MAX_LEN
     assert len(forward_calls) == 1
     spans = analysis.token_spans(result)
-    assert "".join(piece for piece, _ in spans) == text
-    assert spans[-1][1] is None and len(spans[-1][0]) == len(text) - result.offsets[-1][1]  # the unread rest
+    read = result.offsets[-1][1]
+    assert "".join(piece for piece, _ in spans[:-1]) == text[:read]  # what the model read, then one marker
+    assert spans[-1] == (f" … {len(text[read:].split())} more words not read", None)
+
+
+def test_a_long_texts_token_view_shows_what_was_read_and_counts_the_rest(model, tokenizer):
+    text = ("a charming journey , the movie is n't funny . " * 300)[: analysis.MAX_INPUT_CHARS]
+    result = analysis.analyze(model, tokenizer, text)
+    spans = analysis.token_spans(result)
+    positions = [int(category.split()[0]) for _, category in spans if category is not None]
+    assert positions == list(range(TINY_MAX_LEN))  # every token read, in order, and nothing after them
+    marker, category = spans[-1]
+    unread = len(text[result.offsets[-1][1] :].split())
+    assert category is None and marker == f" … {unread:,} more words not read" and "," in f"{unread:,}"
+    assert sum(len(piece) for piece, _ in spans) < 400  # the panel holds 32 tokens, not 10,000 characters
+
+
+@pytest.mark.parametrize(
+    ("rest", "marker"),
+    [
+        ("vie is great", " … 3 more words not read"),  # the tail of a word cut by the model's limit is one word
+        (" great ", " … 1 more word not read"),
+        ("", " … the rest was not read"),
+    ],
+)
+def test_the_unread_marker_counts_whole_words(rest, marker):
+    assert analysis.unread_marker(rest) == marker
+
+
+def test_a_text_that_fits_is_shown_whole_without_a_marker(model, tokenizer):
+    spans = analysis.token_spans(analysis.analyze(model, tokenizer, "a charming journey"))
+    assert "".join(piece for piece, _ in spans) == "a charming journey" and "not read" not in spans[-1][0]
 
 
 def test_pieces_the_vocabulary_lacks_are_named_in_the_notice(model, tokenizer):
@@ -132,7 +162,9 @@ def test_oversized_text_is_refused_before_tokenizing(model, tokenizer, forward_c
 def test_any_unicode_is_read(model, tokenizer, text):
     result = analysis.analyze(model, tokenizer, text)
     assert result.tokens
-    assert "".join(piece for piece, _ in analysis.token_spans(result)) == text
+    spans = analysis.token_spans(result)
+    read = text[: result.offsets[-1][1]] if result.truncated else text  # MARKUP is longer than the model reads
+    assert "".join(piece for piece, _ in spans[: len(spans) - result.truncated]) == read
     json.dumps(analysis.attention_payload(result))
 
 
@@ -173,7 +205,8 @@ def test_model_status_names_the_model_and_escapes_the_note(model, tmp_path):
     )
     status = analysis.model_status(loaded, note="Could not load <b>x</b>")
     parameters = sum(p.numel() for p in model.parameters())
-    for part in (str(tmp_path), "local folder", "cpu", f"{parameters:,} parameters", "84.1%", "&lt;b&gt;x"):
+    over = "mean accuracy over its 1 dev sets (sst2) 84.1%"  # what the accuracy is over, said where it is given
+    for part in (str(tmp_path), "local folder", "cpu", f"{parameters:,} parameters", over, "&lt;b&gt;x"):
         assert part in status
     hub = types.SimpleNamespace(model=model, source="someone/sentiment", revision=None, device="cuda:0", metrics={})
     assert "revision main" in analysis.model_status(hub) and "mean dev accuracy n/a" in analysis.model_status(hub)

@@ -122,7 +122,25 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
     _, _, spans, notice, heatmap, *_ = app.show_text(text, 1, "1", [0])
     assert f"{TINY_MAX_LEN + 5} tokens" in notice and f"at most {TINY_MAX_LEN}" in notice
     assert len(heatmap_labels(heatmap)) == TINY_MAX_LEN
-    assert spans[-1][1] is None  # the unread rest of the text is shown, unlabelled
+    assert spans[-1] == (" … 5 more words not read", None)  # the unread rest is counted, not shown
+
+
+def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
+    """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
+    shows or hides the controls accordingly."""
+    fns = [fn for fn in app.demo.fns.values() if isinstance(fn.fn, functools.partial)]
+    (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
+    declared = {view.id: view.colour_scale for view in views.VIEWS}
+    for fn in fns:
+        view_id = fn.fn.args[0]
+        if fn.fn.func.__name__ == "draw_view":  # the hidden redraw button: its inputs are the drawing's
+            assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
+        else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
+            values = {block: view_id if block.elem_id == "current-view" else block.value for block in fn.inputs}
+            assert fn.fn(values)[row]["visible"] == declared[view_id], view_id
+    hidden = {view_id for view_id, shown in declared.items() if not shown}
+    assert {"positional-encoding", "export", "errors", "word-order", "token-embeddings"} <= hidden
+    assert not hidden & {"attention", "all-heads", "compare", "knockout", "rollout"}
 
 
 def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):
@@ -197,7 +215,18 @@ def test_the_page_load_draws_the_linked_view_in_one_step(app, forward_calls):
     assert "Switched off: L1 H2" in written["knockout-summary"]
     assert written["knockout-grid"].data and written["head-importance"].data
     assert written["attention-heatmap"] is None  # the main views wait for their tabs
-    assert written["sentence"] == SENTENCE and forward_calls  # the analysis, then the knockout's runs
+    assert written["restored-text"] == SENTENCE and forward_calls  # the analysis, then the knockout's runs
+    assert "sentence" not in written  # never the box itself: the page keeps what the person typed meanwhile
+    assert written["colour-controls"]["visible"]  # the knockout grid follows the colour scale
+
+
+def test_the_page_load_hands_its_text_to_the_page_which_keeps_a_typed_one(app):
+    """The load's next step, js-only, decides in the page (once the load's answer is there) what the box holds."""
+    load = next(fn for fn in app.demo.fns.values() if any(event == "load" for _, event in fn.targets) and fn.fn)
+    steps = [fn for fn in app.demo.fns.values() if fn.trigger_after == load._id]
+    (keep,) = [fn for fn in steps if fn.js and "keepTyped" in fn.js]
+    assert keep.fn is None and [c.elem_id for c in keep.inputs] == ["restored-text", "sentence"]
+    assert [c.elem_id for c in keep.outputs] == ["sentence"] and app.EXAMPLES[0] in keep.js
 
 
 def test_a_linked_text_that_cannot_be_read_still_restores_the_view_and_warns(app):
@@ -205,7 +234,7 @@ def test_a_linked_text_that_cannot_be_read_still_restores_the_view_and_warns(app
     with pytest.warns(UserWarning, match="at most"):
         written = page_load(app, {"text": too_long, "view": "knockout", "heads_off": "L1 H2"})
     assert written["current-view"] == "knockout" and written["heads-off"] == ["L1 H2"]
-    assert "sentence" not in written  # the page keeps its own text; the address's is not echoed
+    assert "sentence" not in written and "restored-text" not in written  # the address's text is not echoed
 
 
 def test_the_positional_tables_come_once_a_session_not_with_every_page(app):

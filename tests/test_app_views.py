@@ -179,7 +179,7 @@ def test_export_endpoint_parses_back_to_the_same_numbers(app, result):
     assert np.array_equal(np.array(exported["attentions"], dtype=np.float32), result.attentions)  # exact
     assert exported["probabilities"] == result.probabilities
     rows = list(csv.reader(io.StringIO(answer["attention_csv"])))
-    assert rows[0][1:] == result.tokens
+    assert rows[0][1:] == [f"{i} {token}" for i, token in enumerate(result.tokens)]
     parsed = np.array([[float(value) for value in row[1:]] for row in rows[1:]], dtype=np.float32)
     assert np.array_equal(parsed, analysis.attention_matrix(result, 1, None))
 
@@ -250,7 +250,7 @@ def test_every_text_an_endpoint_reads_is_capped(app):
     capped = set()
     for endpoint in (page.predict, *(endpoint for view in views.VIEWS for endpoint in view.endpoints)):
         parameters = inspect.signature(endpoint).parameters
-        texts = {name for name, parameter in parameters.items() if "str" in str(parameter.annotation)} - {"heads"}
+        texts = {name for name, parameter in parameters.items() if "str" in str(parameter.annotation)} - {"heads_off"}
         assert texts <= FREE_TEXTS | NOT_FREE_TEXTS, (
             f"{endpoint.__name__}: is {texts - FREE_TEXTS - NOT_FREE_TEXTS} free text?"
         )
@@ -333,10 +333,22 @@ def test_perturbation_and_head_tabs_offer_this_sentences_tokens(app, result):
 
 
 def test_word_order_tab_shuffles_or_takes_your_text(app, result):
-    summary, _, kept = views.word_order.show_word_order(result, "shuffle", 1, "", None)
+    summary, *_ = views.word_order.show_word_order(result, "shuffle", 1, "", None)
     assert "shuffled with seed 1" in summary and "same prediction" in summary
-    with pytest.raises(gr.Error, match="Type your own reordering"):
-        views.word_order.show_word_order(result, "yours", 1, " ", kept)
+
+
+def test_word_order_asks_for_a_reordering_and_says_what_is_wrong_in_place_of_the_result(app, result):
+    """Ticking "my own reordering" before typing one is no mistake: a plain request, no error. A reordering
+    that cannot be used is an alert in the summary, which the next valid result replaces."""
+    show = views.word_order.show_word_order
+    asked, plot, _ = show(result, "yours", 1, " ", None)
+    assert "Type your own reordering" in asked and "alert" not in asked and plot is None
+    wrong, plot, _ = show(result, "yours", 1, "wonderful", None)
+    assert 'role="alert"' in wrong and "tokens and the sentence" in wrong and plot is None
+    reordered = " ".join(reversed(result.text.split()))
+    summary, plot, kept = show(result, "yours", 1, reordered, None)
+    assert "your own reordering" in summary and "alert" not in summary and plot is not None
+    assert show(result, "yours", 1, "", kept)[2] is kept  # asking again keeps the kept view
 
 
 def test_export_tab_writes_files_that_parse_back(app, result):

@@ -403,3 +403,28 @@ def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url, width, height
         assert page.locator("#attention-heatmap svg.main-svg").count() == 0  # the hidden tab was not drawn
     finally:
         context.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_every_tab_is_in_the_tab_row_and_a_phone_can_tap_each(browser, url, app, width, height):
+    """The tab bar wraps onto more rows (``theme``): no tab hides in Gradio's "…" menu, opening one moves none, and on
+    a phone each tab is at least 44 px tall."""
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        wait_for_heatmap_with(page)
+        tabs = page.locator('#views button[role="tab"]')
+        names = tabs.all_text_contents()
+        assert len(names) == len(app.VIEWS) == 14
+        boxes = tabs.evaluate_all("(tabs) => tabs.map((t) => t.getBoundingClientRect().toJSON())")
+        assert all(box["width"] > 0 and box["height"] > 0 for box in boxes)  # each one shown
+        assert all(box["left"] >= 0 and box["right"] <= width + 0.5 for box in boxes)  # inside the page's width
+        assert page.locator('#views [aria-label="More tabs"]').filter(visible=True).count() == 0  # no "…" menu
+        if width < theme.PHONE_PX:
+            assert min(box["height"] for box in boxes) >= 44
+        tabs.filter(has_text="Head atlas").click()
+        assert tabs.all_text_contents() == names  # opening a tab moves none of them
+    finally:
+        context.close()

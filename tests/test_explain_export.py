@@ -48,16 +48,17 @@ def test_attention_csv_parses_back_to_the_same_numbers():
     matrix = torch.rand(4, 4).softmax(dim=-1)
     tokens = ["the", 'say "hi"', "a, b", "the"]
     rows = list(csv.reader(io.StringIO(attention_to_csv(matrix, tokens))))
-    assert rows[0] == ["query \\ key", *tokens]
-    assert [row[0] for row in rows[1:]] == tokens
+    labels = ["0 the", '1 say "hi"', "2 a, b", "3 the"]  # the two "the" stay apart
+    assert rows[0] == ["query \\ key", *labels]
+    assert [row[0] for row in rows[1:]] == labels
     parsed = torch.tensor([[float(value) for value in row[1:]] for row in rows[1:]], dtype=torch.float32)
     assert torch.equal(parsed, matrix)
 
 
 def test_attention_csv_defuses_formulas_and_checks_its_shape():
     rows = list(csv.reader(io.StringIO(attention_to_csv(torch.eye(2), ["=1+1", "@cmd"]))))
-    assert rows[0][1:] == ["'=1+1", "'@cmd"]
+    assert rows[0][1:] == ["0 =1+1", "1 @cmd"]  # a label starts with its position, never a formula
     rectangular = attention_to_csv(torch.ones(1, 2), ["good"], key_tokens=["not", "good"])
-    assert rectangular.splitlines()[0] == "query \\ key,not,good"
+    assert rectangular.splitlines()[0] == "query \\ key,0 not,1 good"
     with pytest.raises(ValueError, match="does not match"):
         attention_to_csv(torch.eye(3), ["a", "b"])

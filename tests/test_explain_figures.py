@@ -1,5 +1,6 @@
 """Figures: user text is escaped everywhere plotly reads HTML, and repeated tokens get unique labels."""
 
+import itertools
 import json
 import re
 
@@ -9,6 +10,7 @@ import torch
 from tiny import tiny_model
 
 from transformer.explain import (
+    HeadImportance,
     attention_rollout,
     compare_sentences,
     head_importance,
@@ -18,6 +20,7 @@ from transformer.explain import (
     word_order_experiment,
 )
 from transformer.explorer import analysis
+from transformer.explorer import figures as figures_module
 from transformer.explorer.figures import attention_heatmap, shown_values, token_labels
 from transformer.explorer.inputs import page_numbers
 from transformer.explorer.views.attributions import agreement_figure, attribution_figure, attribution_html
@@ -132,3 +135,73 @@ def test_global_scale_keeps_the_weights_and_caps_the_range_without_excluded_toke
     torch.testing.assert_close(torch.tensor(shown_values(heatmap)), weights)  # hover shows z itself, in 10^-4
     assert heatmap.zmax == pytest.approx(3000)  # "good" as a key, queries other than [UNK]: 0.3; 0.9 is clipped
     assert attention_heatmap(["a", "b"], weights, "t").data[0].zmax == pytest.approx(9000)
+
+
+CELL_COLOUR = re.compile(r'<span style="color:(#[0-9a-f]{6});--dark:(#[0-9a-f]{6})">')
+
+
+def rgb(code: str) -> tuple[float, float, float]:
+    return tuple(int(code[i : i + 2], 16) / 255 for i in (1, 3, 5))
+
+
+@pytest.mark.parametrize("name", ["rollout", "attribution", "agreement", "importance"])
+def test_cell_numbers_contrast_with_their_own_cell_in_both_themes(figures, name):
+    """Each number is black or white for the colour its cell gets from the figure's own scale and range, on the light
+    page and on the dark one, whose cells are the light ones through ``theme``'s filter."""
+    heatmap = figures[name].data[0]
+    checked = 0
+    for z_row, text_row in zip(heatmap.z, heatmap.text, strict=True):
+        for value, text in zip(z_row, text_row, strict=True):
+            if not text:
+                continue
+            light, dark = map(rgb, CELL_COLOUR.match(text).groups())
+            cell = figure_cell_colour(value, heatmap)
+            assert figures_module.contrast(light, cell) >= 4.5, (name, value, text)
+            assert figures_module.contrast(dark, figures_module.dark_colour(cell)) >= 4.5, (name, value, text)
+            checked += 1
+    assert checked > 0 and heatmap.texttemplate == "%{text}"
+
+
+def figure_cell_colour(value: float, heatmap) -> tuple[float, ...]:
+    """The cell's colour computed here from the trace's own stops (plotly interpolates them linearly in RGB)."""
+    share = min(max((value - heatmap.zmin) / (heatmap.zmax - heatmap.zmin), 0.0), 1.0)
+    stops = [(position, rgb_of(colour)) for position, colour in heatmap.colorscale]
+    for (a, colour_a), (b, colour_b) in itertools.pairwise(stops):
+        if a <= share <= b:
+            t = 0.0 if b == a else (share - a) / (b - a)
+            return tuple(x + t * (y - x) for x, y in zip(colour_a, colour_b, strict=True))
+    raise AssertionError(share)
+
+
+def rgb_of(colour: str) -> tuple[float, ...]:
+    return tuple(float(part) / 255 for part in re.findall(r"[0-9.]+", colour)[:3])
+
+
+def test_contrast_is_the_wcag_ratio_and_some_cells_need_black_others_white():
+    assert figures_module.contrast((0, 0, 0), (1, 1, 1)) == pytest.approx(21.0)
+    assert figures_module.text_colour((1, 1, 1)) == figures_module.BLACK
+    assert figures_module.text_colour((0.4, 0.0, 0.12)) == figures_module.WHITE  # RdBu's darkest red
+    assert figures_module.dark_colour((1, 1, 1)) == pytest.approx((0, 0, 0))  # the white end turns black
+
+
+def test_agreement_colours_span_rho_and_its_diagonal_is_dark_on_pale_in_the_dark_theme(figures):
+    heatmap = figures["agreement"].data[0]
+    assert (heatmap.zmin, heatmap.zmax) == (-1.0, 1.0)
+    light, dark = map(rgb, CELL_COLOUR.match(heatmap.text[0][0]).groups())  # ρ = 1: the strongest red
+    assert light == figures_module.WHITE and dark == figures_module.BLACK
+
+
+def test_attribution_texts_and_colour_bar_say_what_they_show():
+    pieces = analysis.text_pieces("good", [(0, 4)])
+    html_text = attribution_html(pieces, ["good"], torch.tensor([1.0]), "Integrated Gradients <64>")
+    assert html_text.startswith('<p class="attribution-caption"><strong>Integrated Gradients &lt;64&gt;</strong></p>')
+    figure = attribution_figure(torch.tensor([[1.0, -2.0]]), ["m"], ["a", "b"])
+    assert "largest |score|" in figure.data[0].colorbar.title.text
+
+
+def test_the_head_importance_title_names_the_drop_and_gives_the_probability_with_every_head_on():
+    ablated = torch.tensor([[0.70, 0.91], [0.94, 0.90]])
+    importance = HeadImportance(target=0, base_prob=0.941, ablated_prob=ablated, drop=0.941 - ablated)
+    title = head_importance_figure(importance, ["positive", "negative"]).layout.title.text
+    assert title.startswith("Drop in P(positive) when one head alone is off")
+    assert "all heads on: 0.941" in title and "= 0.941" not in title

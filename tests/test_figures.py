@@ -4,6 +4,7 @@ import json
 
 import numpy as np
 import pytest
+import torch
 
 from transformer import sinusoidal_table
 from transformer.explorer import figures
@@ -148,3 +149,22 @@ def test_positional_similarity_depends_only_on_the_distance():
     for distance in (1, 3, 7):
         band = np.diag(similarity, k=distance)
         np.testing.assert_allclose(band, band[0], atol=1e-4)  # Toeplitz: the same for every pair this far apart
+
+
+def test_heatmaps_let_a_swipe_scroll_the_page_and_a_tap_show_the_hover():
+    tokens = ["a", "b", "c"]
+    drawn = [
+        figures.attention_heatmap(tokens, random_attention(3, 3), "t"),
+        figures.attention_grid(tokens, random_attention(2, 2, 3, 3)),
+        figures.heatmap(torch.ones(2, 2), ["x", "y"], ["u", "v"], title="t", axis_titles=("a", "b"), signed=False),
+    ]
+    for figure in drawn:
+        assert figure.layout.dragmode is False and figure.layout.hovermode == "closest"
+
+
+def test_a_layer_s_subplot_titles_clear_the_layer_above():
+    """The gap between a layer's cells and the next one's is at least the title's room, in pixels."""
+    figure = figures.attention_grid(["a", "b", "c"], random_attention(2, 2, 3, 3))
+    plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
+    upper, lower = figure.layout.yaxis.domain, figure.layout.yaxis3.domain  # layer 1 and layer 2, head 1
+    assert (upper[0] - lower[1]) * plot_px >= figures.GRID_TITLE_GAP_PX - 1

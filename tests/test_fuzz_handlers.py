@@ -108,7 +108,11 @@ def test_analyze_reads_any_text_whole_or_truncated_or_says_why(loaded, text):
     np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, atol=1e-4)
     assert sum(result.probabilities) == pytest.approx(1.0, abs=1e-5)
     assert all(0 <= start <= end <= len(text) for start, end in result.offsets)
-    assert "".join(piece for piece, _ in analysis.token_spans(result)) == text  # every character shown once
+    shown = analysis.token_spans(result)  # every character read shown once, then one marker for the rest
+    read = result.offsets[-1][1] if result.truncated else len(text)
+    marker = [analysis.unread_marker(text[read:])] if result.truncated else []
+    assert "".join(piece for piece, _ in shown[: len(shown) - len(marker)]) == text[:read]
+    assert [piece for piece, _ in shown[len(shown) - len(marker) :]] == marker
     json.dumps(analysis.attention_payload(result), allow_nan=False)  # what /attention sends is valid JSON
     json.dumps(analysis.label_payload(result), allow_nan=False)
 

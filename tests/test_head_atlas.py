@@ -250,7 +250,7 @@ def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fres
     a_new_process()
     assert atlas_view.current_atlas() == computed  # read back from the cache
     summary, figure, rows, _ = atlas_view.show_atlas()
-    assert "Over 19 sentences" in summary and len(figure.data) == len(rows) == 4
+    assert "reference corpus of 19 sentences" in summary and len(figure.data) == len(rows) == 4
 
 
 def test_the_atlas_is_computed_only_when_none_is_kept_or_stored(fresh_atlas, data_dir, monkeypatch):
@@ -321,3 +321,17 @@ def test_the_cache_folder_rule(monkeypatch, tmp_path):
     assert artifacts.cache_folder(None) is artifacts.cache_folder("unknown") is artifacts.cache_folder("../x") is None
     assert artifacts.cache_artifact(artifacts.ATLAS_FILE, {"model_sha256": "unknown"}) is None
     assert not (tmp_path / "mine").exists()
+
+
+def test_the_atlas_bars_share_a_range_fitted_to_the_largest_weight_and_the_summary_says_over_what():
+    heads = [
+        {"layer": 1, "head": h, "role": "mixed", **dict.fromkeys(atlas.BEHAVIOURS, 0.05), "self": top}
+        for h, top in ((1, 0.2), (2, 0.1))
+    ]
+    figure = atlas_view.atlas_figure({"num_layers": 1, "num_heads": 2, "heads": heads})
+    ranges = [tuple(figure.layout[name].range) for name in figure.layout if name.startswith("yaxis")]
+    assert ranges == [(0, pytest.approx(0.22))] * 2  # one range, 0 to the largest weight × 1.1: a 0.2 bar fills most
+    summary = atlas_view.atlas_summary(
+        {"sentences": 37, "sets": {"sst2": 37}, "base_accuracy": 0.865, "role_rule": "r", "heads": heads}
+    )
+    assert "reference corpus of 37 sentences" in summary and "86.5%" in summary

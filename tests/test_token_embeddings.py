@@ -51,6 +51,22 @@ def test_the_figure_escapes_token_labels(model, tokenizer):
     assert "0 &lt;" in labels and not any("<" in label for label in labels)
 
 
+def test_the_figure_has_a_colour_key_and_room_above_its_points_for_their_labels():
+    view = token_embeddings.EmbeddingsView(
+        tokens=["a", "b", "c"],
+        coordinates=torch.tensor([[[0.0, 0.0], [1.0, 2.0], [2.0, 1.0]]] * 2),
+        explained=torch.full((2, 2), 0.4),
+        spread=torch.ones(2),
+    )
+    figure = token_embeddings.embeddings_figure(view)
+    keys = [trace for trace in figure.data if trace.marker.showscale]
+    assert len(keys) == 1 and "position" in keys[0].marker.colorbar.title.text  # one key for every stage
+    assert (keys[0].marker.cmin, keys[0].marker.cmax) == (0, 2)
+    for axis in (figure.layout.yaxis, figure.layout.yaxis2):
+        low, high = axis.range
+        assert high - 2.0 >= 0.25 * 2.0 and low < 0.0  # the top point's label stays inside its plot, under the title
+
+
 @pytest.mark.browser
 @pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
 def test_the_tab_draws_a_map_per_stage_in_chromium(url):

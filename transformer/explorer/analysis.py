@@ -193,19 +193,35 @@ def text_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[str, in
 
 
 def token_spans(result: Analysis) -> list[tuple[str, str | None]]:
-    """The typed text cut into (piece, category) pairs for ``gr.HighlightedText`` (see ``text_pieces``).
+    """The text the model read cut into (piece, category) pairs for ``gr.HighlightedText`` (see ``text_pieces``).
 
     A token's category is its position, with the token itself when it differs from the piece
-    (e.g. ``[UNK]`` or a lower-cased word); text that is no token has category None.
+    (e.g. ``[UNK]`` or a lower-cased word); text between tokens has category None. A truncated text's unread
+    rest is one marker, "… 1,843 more words not read" (``unread_marker``), not the rest itself: that could be
+    thousands of words the model never saw, and it would flood the page.
     """
+    read = result.offsets[-1][1] if result.truncated else len(result.text)
     spans: list[tuple[str, str | None]] = []
-    for piece, position in text_pieces(result.text, result.offsets):
+    for piece, position in text_pieces(result.text[:read], result.offsets):
         if position is None:
             spans.append((piece, None))
             continue
         token = result.tokens[position]
         spans.append((piece, str(position) if token.casefold() == piece.casefold() else f"{position} {token}"))
+    if result.truncated:
+        spans.append((unread_marker(result.text[read:]), None))
     return spans
+
+
+def unread_marker(rest: str) -> str:
+    """The token view's one line for a truncated text's unread ``rest``, counted in whole words.
+
+    The cut can fall inside a word (the model read "mo" of "movie"): its unread tail counts as one word.
+    """
+    words = len(rest.split())
+    if not words:  # the cut fell inside one character read as several tokens ("…" is three ".")
+        return " … the rest was not read"
+    return f" … {words:,} more {'word' if words == 1 else 'words'} not read"
 
 
 def label_payload(result: Analysis) -> dict:
@@ -256,13 +272,17 @@ def model_status(loaded, note: str | None = None) -> str:
         note: why the app is not on the model it was asked for, if so.
     """
     parameter_count = sum(p.numel() for p in loaded.model.parameters())
-    accuracy = (loaded.metrics or {}).get("dev", {}).get("mean")  # the selection score of transformer.train
+    dev = (loaded.metrics or {}).get("dev", {})
+    accuracy = dev.get("mean")  # the selection score of transformer.train
+    sets = [name for name in dev if name != "mean"]
     parts = [
         f"**Model** {html.escape(model_source(loaded.source))}",
         f"revision {html.escape(loaded.revision or ('local folder' if Path(loaded.source).is_dir() else 'main'))}",
         f"device {html.escape(str(loaded.device))}",
         f"{parameter_count:,} parameters",
-        "mean dev accuracy " + ("n/a" if accuracy is None else f"{accuracy:.1%}"),
+        "mean dev accuracy n/a"
+        if accuracy is None
+        else f"mean accuracy over its {len(sets)} dev sets ({html.escape(', '.join(sets))}) {accuracy:.1%}",
     ]
     line = " · ".join(parts)
     return line if note is None else f"{line}  \n⚠️ {html.escape(note)}"

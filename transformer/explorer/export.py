@@ -12,9 +12,6 @@ import math
 import numpy as np
 import torch
 
-# Spreadsheets run a cell that starts with one of these as a formula; tokens are user text.
-_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
-
 
 def to_jsonable(value, decimals: int | None = None):
     """Turn an analysis (dataclasses, dicts, lists, tensors, arrays, numbers) into JSON-ready Python.
@@ -59,16 +56,12 @@ def analysis_to_json(analysis, indent: int | None = None) -> str:
     return json.dumps(to_jsonable(analysis), indent=indent, ensure_ascii=False, allow_nan=False)
 
 
-def _safe_cell(text: str) -> str:
-    """Quote a token that a spreadsheet would otherwise run as a formula."""
-    return "'" + text if text.startswith(_FORMULA_START) else text
-
-
 def attention_to_csv(matrix: torch.Tensor, tokens: list[str], key_tokens: list[str] | None = None) -> str:
-    """One attention matrix as CSV: a header of key tokens, then one row per query token.
+    """One attention matrix as CSV: a header of key tokens, then one row per query token, each labelled
+    "position token" (``positioned``), as the page's axes are.
 
-    Values are written with ``repr`` so they parse back to the same float32 numbers. Tokens that
-    start like a formula (=, +, -, @) get a leading apostrophe.
+    Values are written with ``repr`` so they parse back to the same float32 numbers. Every label starts
+    with its position, so no cell holding user text starts like a spreadsheet formula (=, +, -, @).
 
     Args:
         matrix: rows are queries, columns keys.
@@ -86,7 +79,12 @@ def attention_to_csv(matrix: torch.Tensor, tokens: list[str], key_tokens: list[s
         raise ValueError(f"matrix {tuple(matrix.shape)} does not match {len(tokens)} × {len(key_tokens)} tokens")
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["query \\ key", *map(_safe_cell, key_tokens)])
-    for token, row in zip(tokens, matrix.tolist(), strict=True):
-        writer.writerow([_safe_cell(token), *map(repr, row)])
+    writer.writerow(["query \\ key", *positioned(key_tokens)])
+    for label, row in zip(positioned(tokens), matrix.tolist(), strict=True):
+        writer.writerow([label, *map(repr, row)])
     return buffer.getvalue()
+
+
+def positioned(tokens: list[str]) -> list[str]:
+    """Tokens labelled as the page labels them, "position token" from 0, so a repeated token ("the") stays apart."""
+    return [f"{position} {token}" for position, token in enumerate(tokens)]

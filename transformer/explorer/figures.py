@@ -18,6 +18,7 @@ import unicodedata
 from collections.abc import Sequence
 
 import numpy as np
+import plotly.colors
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
@@ -44,6 +45,9 @@ TEMPLATE = go.layout.Template(
         "colorway": ["#636efa", "#EF553B", "#00cc96", "#ab63fa", "#FFA15A", "#19d3f3", "#FF6692", "#B6E880"],
     }
 )
+# On a touch screen a one-finger swipe over a heatmap scrolls the page (no drag to zoom: the toolbar still zooms),
+# and a tap shows the cell's hover text, as plotly does for "closest".
+TOUCH = {"dragmode": False, "hovermode": "closest"}
 _CONTROL_PICTURES = {code: 0x2400 + code for code in range(0x20)} | {0x7F: 0x2421}  # C0 controls -> ␀..␟, DEL -> ␡
 _RIGHT_TO_LEFT = {"R", "AL"}
 
@@ -184,6 +188,7 @@ def attention_heatmap(
     label_px = _label_px(labels)
     layout = {
         "template": TEMPLATE,
+        **TOUCH,
         "title": {"text": html.escape(title, quote=False)},
         "height": int(np.clip(220 + 16 * len(labels), 360, 900)),
         "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(SLANT_HEIGHT * label_px) + AXIS_TITLE_PX},
@@ -198,6 +203,31 @@ def attention_heatmap(
     return go.Figure(data=[heatmap], layout=layout)
 
 
+GRID_TITLE_GAP_PX = 36  # between a layer's cells and the next layer's subplot titles (which sit above their cells)
+
+
+def _grid_height(num_layers: int, n: int) -> int:
+    """The small multiples' height in pixels: rows of about 140 px plus 6 px a token (up to ``MAX_TICK_LABELS``)."""
+    return int(np.clip(num_layers * (140 + 6 * min(n, MAX_TICK_LABELS)), 320, 1400))
+
+
+def layer_domains(num_layers: int, gap: float) -> list[tuple[float, float]]:
+    """Each layer's vertical share of the plot, top layer first, ``gap`` (a share of the plot) between two."""
+    gap = min(gap, 0.5 / num_layers)
+    size = (1 - gap * (num_layers - 1)) / num_layers
+    tops = [1 - layer * (size + gap) for layer in range(num_layers)]
+    return [(max(top - size, 0.0), min(top, 1.0)) for top in tops]  # max, min: no float error outside [0, 1]
+
+
+def _space_layers(figure: go.Figure, num_layers: int, num_heads: int, plot_px: float) -> None:
+    """Leave ``GRID_TITLE_GAP_PX`` between one layer's cells and the next layer's subplot titles, which sit above."""
+    domains = layer_domains(num_layers, GRID_TITLE_GAP_PX / max(plot_px, 1.0))
+    for k, title in enumerate(figure.layout.annotations[: num_layers * num_heads]):
+        layer = k // num_heads
+        figure.layout[f"yaxis{k + 1 if k else ''}"].domain = domains[layer]
+        title.y = domains[layer][1]
+
+
 @functools.lru_cache(maxsize=8)
 def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figure:
     """The empty layer × head subplot grid; building it is the slow part, so it is made once per shape."""
@@ -207,7 +237,7 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         shared_xaxes=True,
         shared_yaxes=True,
         horizontal_spacing=0.02,
-        vertical_spacing=0.05,
+        vertical_spacing=0.05,  # set per figure from its height (``_space_layers``)
         subplot_titles=[
             f"layer {layer + 1} · head {head + 1}" for layer in range(num_layers) for head in range(num_heads)
         ],
@@ -224,6 +254,7 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         title={"text": "All heads (rows: layers, columns: heads; one colour scale)"},
         coloraxis={"colorscale": ATTENTION_COLORS, "cmin": 0.0, "colorbar": {"title": {"text": "weight"}}},
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
+        **TOUCH,
     )
     return figure
 
@@ -250,6 +281,7 @@ def attention_grid(
     attentions = np.asarray(attentions, dtype=np.float32)
     colours, top, extra = _colour_range(attentions, scale, exclude)  # (L, H, N, N)
     value, shown = extra.pop("value"), extra.get("customdata")
+    height = _grid_height(num_layers, n)
     figure = go.Figure(_grid_skeleton(num_layers, num_heads, show_ticks))  # a copy: the cached grid stays empty
     cells = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     figure.add_traces(
@@ -273,9 +305,10 @@ def attention_grid(
     figure.update_layout(
         coloraxis_cmax=top,
         coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
-        height=int(np.clip(num_layers * (140 + 6 * min(n, MAX_TICK_LABELS)), 320, 1400)),
+        height=height,
         margin={"l": 10 + label_px, "b": 10 + label_px},
     )
+    _space_layers(figure, num_layers, num_heads, height - figure.layout.margin.t - figure.layout.margin.b)
     if title is not None:
         figure.update_layout(title_text=html.escape(title, quote=False))
     return figure
@@ -284,6 +317,59 @@ def attention_grid(
 def escape(text: object) -> str:
     """Any text for a plotly label, title or hover: plotly decodes &amp;, &lt; and &gt; but not &quot;."""
     return html.escape(str(text), quote=False)
+
+
+# CSS's hue-rotate(180deg) matrix (Filter Effects 1, on sRGB values), which ``theme`` applies after invert(1)
+_HUE_ROTATE_180 = np.array([[-0.574, 1.43, 0.144], [0.426, 0.43, 0.144], [0.426, 1.43, -0.856]])
+BLACK, WHITE = (0.0, 0.0, 0.0), (1.0, 1.0, 1.0)
+
+
+def cell_colour(value: float, colourscale: Sequence, zmin: float, zmax: float) -> tuple[float, float, float]:
+    """The sRGB colour (0 to 1 each) plotly paints a cell of ``value``: clipped to [zmin, zmax], interpolated."""
+    share = 0.5 if zmax == zmin else min(max((value - zmin) / (zmax - zmin), 0.0), 1.0)
+    rgb = plotly.colors.sample_colorscale([list(stop) for stop in colourscale], [share], colortype="tuple")[0]
+    return tuple(float(channel) for channel in rgb)
+
+
+def dark_colour(rgb: Sequence[float]) -> tuple[float, float, float]:
+    """The colour the dark theme shows for ``rgb``: ``theme``'s invert(1) then hue-rotate(180deg) filter."""
+    inverted = 1.0 - np.asarray(rgb, dtype=float)
+    return tuple(float(channel) for channel in np.clip(_HUE_ROTATE_180 @ inverted, 0.0, 1.0))
+
+
+def luminance(rgb: Sequence[float]) -> float:
+    """WCAG 2 relative luminance of an sRGB colour (0 to 1 each)."""
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def contrast(a: Sequence[float], b: Sequence[float]) -> float:
+    """WCAG 2 contrast ratio of two colours, 1 to 21."""
+    lighter, darker = sorted((luminance(a), luminance(b)), reverse=True)
+    return (lighter + 0.05) / (darker + 0.05)
+
+
+def text_colour(background: Sequence[float]) -> tuple[float, float, float]:
+    """Black or white, whichever contrasts more with ``background`` (at least 4.58:1 for any colour)."""
+    return BLACK if contrast(BLACK, background) >= contrast(WHITE, background) else WHITE
+
+
+def _css(rgb: Sequence[float]) -> str:
+    return "#" + "".join(f"{round(channel * 255):02x}" for channel in rgb)
+
+
+def cell_text(text: str, value: float, colourscale: Sequence, zmin: float, zmax: float) -> str:
+    """A cell's number coloured for its cell in both themes: plotly's own ``color`` (light page) and a ``--dark``
+    custom property, which ``theme`` applies on the dark page, where the cells' colours are inverted.
+
+    Plotly's ``textfont.color`` is one colour per trace, and the dark theme's fill rule would override it; a
+    ``<span style>`` colours one cell, and plotly copies the custom property into the SVG as it is.
+    """
+    if not text or math.isnan(value):
+        return text
+    light = cell_colour(value, colourscale, zmin, zmax)
+    dark = text_colour(dark_colour(light))
+    return f'<span style="color:{_css(text_colour(light))};--dark:{_css(dark)}">{text}</span>'
 
 
 def heatmap(
@@ -297,32 +383,43 @@ def heatmap(
     colours: torch.Tensor | None = None,
     colour_title: str = "value",
     show_values: bool = False,
+    limit: float | None = None,
 ) -> go.Figure:
     """A heatmap whose hover shows ``values`` and whose colour shows ``colours`` (default: the values).
 
     Labels must already be escaped. Signed data gets a diverging scale centred on 0; NaN is blank.
+    ``show_values`` prints each value in its cell, black or white for that cell (``cell_text``).
+    ``limit``: the colour range's top (default: the largest magnitude).
 
     Shape:
         values, colours: (rows, columns).
     """
     colours = values if colours is None else colours
-    limit = (colours.abs().nan_to_num().max().item() if colours.numel() else 0.0) or 1.0
+    if limit is None:
+        limit = (colours.abs().nan_to_num().max().item() if colours.numel() else 0.0) or 1.0
     x_title, y_title = axis_titles
+    scale = go.Heatmap(colorscale=SIGNED_COLORS if signed else ATTENTION_COLORS).colorscale  # the name as stops
+    zmin = -limit if signed else 0.0
     text = [["" if math.isnan(value) else f"{value:.3f}" for value in row] for row in values.tolist()]
+    shown = [
+        [cell_text(cell, colour, scale, zmin, limit) for cell, colour in zip(row, colour_row, strict=True)]
+        for row, colour_row in zip(text, colours.tolist(), strict=True)
+    ]
     trace = go.Heatmap(
         z=colours.tolist(),
         x=x_labels,
         y=y_labels,
-        text=text,
-        colorscale=SIGNED_COLORS if signed else ATTENTION_COLORS,
+        text=shown if show_values else text,
+        customdata=text,
+        colorscale=scale,
         colorbar={"title": {"text": colour_title}},
-        zmin=-limit if signed else 0.0,
+        zmin=zmin,
         zmax=limit,
-        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{text}}<extra></extra>",
+        hovertemplate=f"{y_title} %{{y}}<br>{x_title} %{{x}}<br>value %{{customdata}}<extra></extra>",
         texttemplate="%{text}" if show_values else None,
     )
     figure = go.Figure(trace)
-    figure.update_layout(template=TEMPLATE, title=escape(title), margin={"t": 60, "l": 10, "r": 10, "b": 10})
+    figure.update_layout(template=TEMPLATE, title=escape(title), margin={"t": 60, "l": 10, "r": 10, "b": 10}, **TOUCH)
     figure.update_xaxes(type="category", title=x_title, tickangle=-45)
     figure.update_yaxes(type="category", title=y_title, autorange="reversed")
     return figure

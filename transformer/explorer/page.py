@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import gradio as gr
 
@@ -35,6 +36,26 @@ GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]
 VIEW_PARAMS = {view.id: list(view.params) for view in VIEWS if view.params}
 URL_PARAMS = GLOBAL_PARAMS + [name for names in VIEW_PARAMS.values() for name in names]
 TEXT_PARAMS = ["text", *(name for view in VIEWS for name, read in view.params.items() if read is read_text)]
+PAGE_JS = (Path(__file__).parent / "page.js").read_text(encoding="utf-8")  # the functions ``page_script`` calls
+
+
+def page_script(call: str) -> str:
+    """A ``js=`` function that runs ``call`` (an expression over ``args``, the event's values) with page.js's
+    functions in scope, and returns what it returns."""
+    return f"(...args) => {{\n{PAGE_JS}\nreturn {call};\n}}"
+
+
+def keep_typed_js(initial: str) -> str:
+    """The page load's step after ``restore_page``: (its text, the box's) -> the box's text (page.js ``keepTyped``).
+
+    ``initial`` is the sentence box's own value: a box that still holds it was not changed by the person.
+    """
+    return page_script(f"keepTyped(args[0], args[1], {json.dumps(initial)})")
+
+
+def reanalyse_js() -> str:
+    """The page load's last step: analyse a text typed while it ran (page.js ``reanalyseTyped``)."""
+    return page_script("reanalyseTyped()")
 
 
 def sync_url_js(
@@ -179,15 +200,9 @@ def _address_value(value) -> str:
 
 
 def copy_link_js() -> str:
-    """JavaScript that copies the page address with ``share_link``'s key added (``?link=<key>``)."""
-    return f"""
-(key) => {{
-    const url = new URL(window.location.href);
-    url.searchParams.delete("deep_link");
-    url.searchParams.set("{LINK_PARAM}", key);
-    navigator.clipboard.writeText(url.toString());
-}}
-"""
+    """JavaScript that copies the page address with ``share_link``'s key added (``?link=<key>``), says so on the
+    button, or shows the link selected where the clipboard refuses (page.js ``copyLink``)."""
+    return page_script(f"copyLink(args[0], {json.dumps(LINK_PARAM)})")
 
 
 def address(request: gr.Request | None) -> dict[str, str]:

@@ -73,6 +73,8 @@ class View:
         endpoints: API functions, each served under its own name.
         main: drawn by the page with every analysis instead of when the tab is shown. It is drawn from the
             kept analysis only, never by the model, so its events skip Gradio's queue (``app.py``).
+        colour_scale: its figures follow the page's colour-scale and leave-out controls; the page hides those
+            controls on the tabs of views that set it False, where they would change nothing.
     """
 
     id: str
@@ -81,6 +83,7 @@ class View:
     params: dict[str, Callable[[str, Reading], object]] = field(default_factory=dict)
     endpoints: tuple[Callable, ...] = ()
     main: bool = False
+    colour_scale: bool = True
 
 
 def read_text(value: str, reading: Reading) -> str:

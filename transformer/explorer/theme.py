@@ -11,18 +11,38 @@ theme is known only in the browser (Gradio puts ``dark`` on ``<body>`` for ``?__
 - under ``PHONE_PX`` wide, rows stack, figures take the whole width and nothing scrolls the page sideways;
   ``PHONE_JS`` lays each figure out for the width as plotly draws it (the server draws one figure for every
   screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits),
-  the axes size their margins to them (``automargin``, which desktop heatmaps do without), and a grid of
-  small multiples (every head) goes to two columns, one under 360 px.
+  the axes size their margins to them (``automargin``, which desktop heatmaps do without), a grid of
+  small multiples (every head) goes to two columns, one under 360 px, its keys labelled under the bottom row,
+  and titles move under plotly's toolbar (the modebar, over the top right corner).
 """
 
 PHONE_PX = 640  # below this page width the layout is the phone's
+PHONE_GRID_LABELS = 40  # a phone's grid of small multiples labels its tokens up to this many (as the desktop's)
+MODEBAR_PX = 30  # plotly's toolbar, over a figure's top right corner: titles go under it on a phone
 
-# Plotly writes fills as inline styles; a style sheet's !important wins over them.
+# Plotly writes fills as inline styles; a style sheet's !important wins over them. A cell's number carries its
+# dark-theme colour as ``--dark`` (``figures.cell_text``), since the dark theme inverts the cells.
 _DARK = """
 .dark .js-plotly-plot text:not(.hoverlayer *) { fill: var(--body-text-color) !important; }
 .dark .js-plotly-plot :is(.gridlayer, .zerolinelayer) path { stroke: rgba(255, 255, 255, 0.12) !important; }
 .dark .js-plotly-plot :is(.heatmaplayer image, .colorbar .cbfill) { filter: invert(1) hue-rotate(180deg); }
 .dark .explain-html th, .dark .explain-html td { border-color: var(--border-color-primary); }
+.dark .js-plotly-plot .heatmap-label tspan[style*="--dark"] { fill: var(--dark) !important; }
+"""
+
+# The views' tab bar wraps (``gr.Tabs(overflow_behavior="wrap")``); on a phone each tab is a finger's target.
+_TABS = f"""
+@media (max-width: {PHONE_PX}px) {{
+  #views button[role="tab"] {{ min-height: 44px; height: auto; padding: 0 10px; }}
+}}
+#copy-link-field {{ margin-top: 6px; padding: 6px 8px; font-size: 0.85em; border: 1px solid var(--border-color-primary);
+  border-radius: var(--radius-sm); background: var(--input-background-fill); color: var(--body-text-color); }}
+"""
+# Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
+_TABLES = """
+#atlas-table .table-container { overflow-x: auto; }
+#atlas-table .virtual-table-viewport { max-width: 100%; overflow-x: auto; }
+:is(#atlas-table, #errors-table) thead :is(th, th *) { word-break: normal; overflow-wrap: normal; }
 """
 _PHONE = f"""
 @media (max-width: {PHONE_PX}px) {{
@@ -37,6 +57,8 @@ PAGE_CSS = (
     " .explain-html table { border-collapse: collapse; margin: 0.5em 0; }"
     " .explain-html th, .explain-html td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
     + _DARK
+    + _TABS
+    + _TABLES
     + _PHONE
 )
 
@@ -44,14 +66,26 @@ PAGE_CSS = (
 PHONE_JS = f"""
 <script>
 (() => {{
+  // Numbers in cells (``figures.cell_text``) are wrapped in a coloured span, which plotly's automatic text size
+  // would count as characters: size them here from the cell's width instead, at most plotly's 12 px.
+  const fitText = (gd, data, layout) => {{
+    const margin = layout.margin || {{}}, width = gd?.clientWidth || window.innerWidth;
+    data.forEach((trace) => {{
+      if (trace.type !== "heatmap" || !trace.texttemplate || trace.textfont?.size) return;
+      const cell = (width - (margin.l ?? 80) - (margin.r ?? 80) - 90) / Math.max((trace.x || []).length, 1);
+      trace.textfont = {{...trace.textfont, size: Math.max(6, Math.min(12, Math.floor(cell / 4)))}};
+    }});
+  }};
   const phone = (data, layout) => {{
     const width = window.innerWidth;
     if (width > {PHONE_PX} || !layout) return layout;
     const bar = {{orientation: "h", x: 0.5, xanchor: "center", y: 0, yref: "container", yanchor: "bottom",
                   len: 0.9, thickness: 10}};
-    layout = {{...layout, margin: {{...(layout.margin || {{}}), l: 4, r: 4, b: 70}}}};
+    const top = (layout.margin?.t ?? 80) + {MODEBAR_PX};  // the title goes under plotly's toolbar (modebar)
+    layout = {{...layout, margin: {{...(layout.margin || {{}}), l: 4, r: 4, b: 70, t: top}}}};
     if (layout.title?.text) {{  // a long title breaks before its parenthesis, in a smaller font
-      layout.title = {{...layout.title, text: layout.title.text.replace(" (", "<br>("), font: {{size: 14}}}};
+      layout.title = {{...layout.title, text: layout.title.text.replace(" (", "<br>("), font: {{size: 14}},
+                       yref: "container", y: 1, yanchor: "top", pad: {{t: {MODEBAR_PX}}}}};
     }}
     data.forEach((trace) => {{ if (trace.colorbar) trace.colorbar = {{...trace.colorbar, ...bar}}; }});
     const axis = layout.coloraxis;
@@ -66,8 +100,11 @@ PHONE_JS = f"""
         const row = Math.floor(k / columns), column = k % columns, suffix = (trace.xaxis || "x").slice(1);
         const x = [column / columns + gap / 2, (column + 1) / columns - gap / 2];
         const y = [1 - (row + 1) / rows + gap, 1 - row / rows - gap];
-        layout["xaxis" + suffix] = {{...layout["xaxis" + suffix], domain: x, showticklabels: false}};
-        const yaxis = "yaxis" + (trace.yaxis || "y").slice(1);
+        // the keys' labels under the bottom row, small (none for a long sentence, as on the desktop grid); the
+        // queries are the same tokens in the same order, and their labels would take a third of each cell's width
+        const labelled = (trace.x || []).length <= {PHONE_GRID_LABELS} && row === rows - 1;
+        const xaxis = "xaxis" + suffix, yaxis = "yaxis" + (trace.yaxis || "y").slice(1);
+        layout[xaxis] = {{...layout[xaxis], domain: x, tickfont: {{size: 8}}, showticklabels: labelled}};
         layout[yaxis] = {{...layout[yaxis], domain: y, showticklabels: false}};
         const title = (layout.annotations || [])[k];
         if (title) Object.assign(title, {{x: (x[0] + x[1]) / 2, y: y[1], yanchor: "bottom", font: {{size: 11}}}});
@@ -82,7 +119,11 @@ PHONE_JS = f"""
     get: () => plotly,
     set: (value) => {{
       const react = value.react;
-      value.react = (gd, data, layout, config) => react(gd, data, phone(data, layout), config);
+      value.react = (gd, data, layout, config) => {{
+        layout = phone(data, layout);
+        if (layout) fitText(gd, data, layout);
+        return react(gd, data, layout, config);
+      }};
       plotly = value;
     }},
   }});

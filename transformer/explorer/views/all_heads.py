@@ -24,6 +24,10 @@ def show_grid(result: Analysis | None, scale: str = "global", leave_out: list[st
 
 
 def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Every head of every layer at once, one small heatmap each (rows: layers, columns: heads) on one colour "
+        "scale, so you can spot the heads that look at the previous token, at themselves or at one word."
+    )
     grid = gr.Plot(label="Every layer and head", elem_id="attention-grid")
     return Drawing(show_grid, [page.result, page.scale, page.leave_out], [grid])
 

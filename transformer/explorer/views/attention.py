@@ -46,6 +46,11 @@ def attention(text: str) -> dict:
 
 
 def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Who attends to whom in one layer: each row is a token (the query) and shows how it shares its attention "
+        "over every token (the keys); a stronger colour is more weight, and each row adds up to 1. Pick one head or "
+        "the mean of the layer's heads."
+    )
     with gr.Row():
         page.layer.render()
         page.head.render()

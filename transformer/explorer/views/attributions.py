@@ -97,12 +97,14 @@ def attribution_figure(scores: torch.Tensor, methods: list[str] | tuple[str, ...
         axis_titles=("token", "method"),
         signed=True,
         colours=scores / limit.masked_fill(limit == 0, 1.0),
-        colour_title="÷ row max",
+        colour_title="score ÷ its row's<br>largest |score|<br>(−1 to 1)",
         show_values=True,
     )
 
 
-def attribution_html(pieces: list[tuple[str, int | None]], tokens: list[str], scores: torch.Tensor) -> str:
+def attribution_html(
+    pieces: list[tuple[str, int | None]], tokens: list[str], scores: torch.Tensor, caption: str = ""
+) -> str:
     """The typed sentence as highlighted text for a ``gr.HTML``: red supports the class, blue opposes it.
 
     Args:
@@ -110,12 +112,13 @@ def attribution_html(pieces: list[tuple[str, int | None]], tokens: list[str], sc
             position or None); text that is no token is shown plain.
         tokens: the N tokens (escaped here), named with their score when hovered.
         scores: one score per token; its opacity is the score over the largest magnitude.
+        caption: which method the scores are from, a bold line above the text (escaped here).
 
     Shape:
         scores: (N,).
 
     Returns:
-        An HTML string, ``<div class="attribution">`` with one ``<span>`` per token.
+        An HTML string, the caption's ``<p>`` then ``<div class="attribution">`` with one ``<span>`` per token.
     """
     values = scores.tolist()
     limit = max((abs(v) for v in values), default=0.0) or 1.0
@@ -129,7 +132,8 @@ def attribution_html(pieces: list[tuple[str, int | None]], tokens: list[str], sc
         style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 1px; border-radius: 3px"
         title = html.escape(f"{position} {tokens[position]}: {value:+.4f}")
         parts.append(f'<span title="{title}" style="{style}">{html.escape(piece)}</span>')
-    return f'<div class="attribution" style="white-space: pre-wrap; line-height: 1.9">{"".join(parts)}</div>'
+    heading = f'<p class="attribution-caption"><strong>{html.escape(caption)}</strong></p>' if caption else ""
+    return f'{heading}<div class="attribution" style="white-space: pre-wrap; line-height: 1.9">{"".join(parts)}</div>'
 
 
 def agreement_figure(agreement: Agreement) -> go.Figure:
@@ -139,7 +143,7 @@ def agreement_figure(agreement: Agreement) -> go.Figure:
         agreement: from ``method_agreement``.
     """
     names = [escape(name) for name in agreement.methods]
-    figure = heatmap(
+    return heatmap(
         agreement.correlation,
         names,
         names,
@@ -148,8 +152,8 @@ def agreement_figure(agreement: Agreement) -> go.Figure:
         signed=True,
         colour_title="ρ",
         show_values=True,
+        limit=1.0,  # ρ's own range, so that colours compare across sentences
     )
-    return figure.update_traces(zmin=-1.0, zmax=1.0)
 
 
 def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, go.Figure]:
@@ -170,8 +174,8 @@ def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, 
     scores = torch.stack([view.gradient_x_input, ig.attributions])  # (2, N)
     return (
         summary,
-        attribution_html(pieces, view.tokens, view.gradient_x_input),
-        attribution_html(pieces, view.tokens, ig.attributions),
+        attribution_html(pieces, view.tokens, view.gradient_x_input, "Gradient × input (first-order estimate)"),
+        attribution_html(pieces, view.tokens, ig.attributions, f"Integrated Gradients ({ig.steps} steps)"),
         attribution_figure(scores, ["gradient × input", "integrated gradients"], view.tokens),
         agreement_figure(view.agreement),
     )
@@ -242,4 +246,5 @@ VIEW = View(
         "baseline": lambda value, r: choice(value, BASELINES),
     },
     endpoints=(attributions,),
+    colour_scale=False,
 )

@@ -21,6 +21,8 @@ from ..registry import Drawing, Page, View
 ALL = "all"
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 COLUMNS = ["set", "true label", "predicted", "confidence", "text"]
+# Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
+COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "auto"]
 # Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
 OPEN_TEXT_JS = """
 (text) => {
@@ -149,6 +151,7 @@ def layout(page: Page) -> Drawing:
         datatype=["str", "str", "str", "number", "str"],
         interactive=False,
         wrap=True,
+        column_widths=COLUMN_WIDTHS,
         label="Wrong predictions (click a row to open it)",
         elem_id="errors-table",
     )
@@ -161,4 +164,4 @@ def layout(page: Page) -> Drawing:
     )
 
 
-VIEW = View("errors", "Errors", layout, endpoints=(errors,))
+VIEW = View("errors", "Errors", layout, endpoints=(errors,), colour_scale=False)

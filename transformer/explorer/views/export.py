@@ -56,4 +56,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_export, [page.result, page.layer, page.head], [json_file, csv_file])
 
 
-VIEW = View("export", "Export", layout, endpoints=(export,))
+VIEW = View("export", "Export", layout, endpoints=(export,), colour_scale=False)

@@ -110,6 +110,12 @@ def compute_atlas() -> dict:
         return data
 
 
+def bar_top(atlas: dict) -> float:
+    """The bar charts' shared top: 10% over the largest mean weight of any head (weights of 0.2 stay visible)."""
+    largest = max((row[name] for row in atlas["heads"] for name in BEHAVIOURS), default=0.0)
+    return min(1.0, largest * 1.1) or 1.0
+
+
 def atlas_figure(atlas: dict) -> go.Figure:
     """One small bar chart per head (layers as rows): its mean weight on each behaviour, titled with its role."""
     L, H = atlas["num_layers"], atlas["num_heads"]
@@ -127,7 +133,7 @@ def atlas_figure(atlas: dict) -> go.Figure:
             row=row["layer"],
             col=row["head"],
         )
-    figure.update_yaxes(range=[0, 1])
+    figure.update_yaxes(range=[0, bar_top(atlas)])  # one range for every head, so that their bars compare
     figure.update_layout(
         template=TEMPLATE,
         title="Mean attention on each kind of key, per head",
@@ -164,8 +170,9 @@ def atlas_summary(atlas: dict | None) -> str:
         )
     sets = ", ".join(f"{html.escape(str(name))} {count}" for name, count in atlas["sets"].items())
     return (
-        f"<p>Over {atlas['sentences']} sentences ({sets}); accuracy with every head on: "
-        f"{atlas['base_accuracy']:.1%}. <b>Role rule:</b> {html.escape(atlas['role_rule'])} "
+        f"<p>Computed over the atlas's reference corpus of {atlas['sentences']} sentences ({sets}); the model's "
+        f"accuracy on those {atlas['sentences']} sentences with every head on: {atlas['base_accuracy']:.1%}. "
+        "<b>Role rule:</b> {html.escape(atlas['role_rule'])} "
         "Importance: knock the head out alone over the corpus; the drop in accuracy and in the true class's "
         "mean probability. Click a row to open that head in the Attention tab.</p>"
     )
@@ -222,6 +229,7 @@ def layout(page: Page) -> Drawing:
         headers=COLUMNS,
         datatype=["str", "str", *["number"] * (len(COLUMNS) - 3), "str"],
         interactive=False,
+        wrap=True,  # the long last column wraps; the table scrolls sideways inside itself if still too wide
         label="Every head (click a column to sort, a row to open the head)",
         elem_id="atlas-table",
     )
@@ -234,4 +242,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_atlas, [], outputs)
 
 
-VIEW = View("head-atlas", "Head atlas", layout, endpoints=(head_atlas,))
+VIEW = View("head-atlas", "Head atlas", layout, endpoints=(head_atlas,), colour_scale=False)

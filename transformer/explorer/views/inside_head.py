@@ -157,4 +157,5 @@ VIEW = View(
         "query": lambda value, r: number(value, 0, r.tokens - 1),
     },
     endpoints=(head_internals,),
+    colour_scale=False,
 )

@@ -94,7 +94,7 @@ def head_importance_figure(importance: HeadImportance, class_names: list[str] | 
         importance.drop,
         [f"head {h + 1}" for h in range(H)],
         [f"layer {layer + 1}" for layer in range(L)],
-        title=f"Drop in P({name}) = {importance.base_prob:.3f} when one head is knocked out",
+        title=f"Drop in P({name}) when one head alone is off (all heads on: {importance.base_prob:.3f})",
         axis_titles=("head", "layer"),
         signed=True,
         colour_title="drop",
@@ -136,14 +136,15 @@ def show_knockout(
     return (*knockout_panel(kept[1], scale, leave_out), importance, kept, kept_importance)
 
 
-def knockout(text: str, heads: list[str] | None = None) -> dict:
-    """Classify a text with some heads switched off, named like "L1 H2" (layer 1, head 2).
+def knockout(text: str, heads_off: list[str] | None = None) -> dict:
+    """Classify a text with some heads switched off (``heads_off``, as in the page address), named like "L1 H2"
+    (layer 1, head 2).
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Returns {"tokens", "label_names", "heads_off", "probabilities_before" (all heads on), "probabilities"
     (with the knockout), "attentions": [layer][head][query][key] with the knockout}.
     """
-    return runner.api_view(knockout_view, text, heads_off=heads or [])
+    return runner.api_view(knockout_view, text, heads_off=heads_off or [])
 
 
 def head_importance(text: str) -> dict:

@@ -131,4 +131,5 @@ VIEW = View(
         "mode": lambda value, r: choice(value, PERTURBATIONS),
     },
     endpoints=(perturb,),
+    colour_scale=False,
 )

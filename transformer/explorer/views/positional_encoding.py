@@ -227,4 +227,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_encodings, [page.result, page.dims, tables_drawn], outputs, [page.dims.input])
 
 
-VIEW = View("positional-encoding", "Positional encoding", layout, main=True)
+VIEW = View("positional-encoding", "Positional encoding", layout, main=True, colour_scale=False)

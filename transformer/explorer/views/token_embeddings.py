@@ -77,8 +77,22 @@ def embeddings_view(model, tokenizer, result: Analysis) -> EmbeddingsView:
     )
 
 
+LABEL_ROOM = (0.12, 0.3)  # of an axis's span, added below and above its points: labels sit above the points
+SIDE_ROOM = 0.15  # of the x span, either side: a label is centred on its point
+
+
+def padded_range(values: torch.Tensor, below: float, above: float) -> list[float]:
+    """An axis range around ``values`` with ``below`` and ``above`` of their span (1 when they are all equal) added."""
+    low, high = (float(values.min()), float(values.max())) if values.numel() else (0.0, 0.0)
+    span = (high - low) or 1.0
+    return [low - below * span, high + above * span]
+
+
 def embeddings_figure(view: EmbeddingsView) -> go.Figure:
-    """One PCA scatter per stage, each token labelled (escaped) with its position."""
+    """One PCA scatter per stage, each token labelled (escaped) with its position, coloured by position (with a key).
+
+    Each axis leaves room for the labels, so that the top points' labels stay under the subplot titles.
+    """
     stages = view.coordinates.size(0)
     titles = ["before layer 1"] + [f"after layer {layer}" for layer in range(1, stages)]
     titles = [
@@ -95,20 +109,31 @@ def embeddings_figure(view: EmbeddingsView) -> go.Figure:
                 mode="markers+text",
                 text=labels,
                 textposition="top center",
-                marker={"size": 8, "color": list(range(len(labels))), "colorscale": "Viridis"},
+                cliponaxis=False,
+                marker={
+                    "size": 8,
+                    "color": list(range(len(labels))),
+                    "colorscale": "Viridis",
+                    "cmin": 0,
+                    "cmax": max(len(labels) - 1, 1),
+                    "showscale": stage == stages - 1,  # one key for every stage: the same positions
+                    "colorbar": {"title": {"text": "token<br>position"}, "thickness": 12},
+                },
                 hovertemplate="%{text}<br>PC1 %{x:.3f}<br>PC2 %{y:.3f}<extra></extra>",
                 showlegend=False,
             ),
             row=1,
             col=stage + 1,
         )
+        figure.update_xaxes(range=padded_range(points[:, 0], SIDE_ROOM, SIDE_ROOM), row=1, col=stage + 1)
+        figure.update_yaxes(range=padded_range(points[:, 1], *LABEL_ROOM), row=1, col=stage + 1)
     figure.update_xaxes(title_text="PC1", zeroline=True)
     figure.update_yaxes(title_text="PC2", zeroline=True)
     figure.update_layout(
         template=TEMPLATE,
         title="Token vectors on their two main directions, stage by stage (colour: position)",
-        height=420,
-        margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        height=440,
+        margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return figure
 
@@ -138,4 +163,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_embeddings, [page.result, kept], [summary, plot, kept])
 
 
-VIEW = View("token-embeddings", "Token embeddings", layout)
+VIEW = View("token-embeddings", "Token embeddings", layout, colour_scale=False)

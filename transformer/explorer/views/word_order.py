@@ -6,6 +6,7 @@ Shape letters: N = tokens, C = classes.
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import gradio as gr
@@ -130,13 +131,33 @@ def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
     return summary, word_order_figure(view.experiment, view.label_names)
 
 
+ASK_FOR_REORDERING = "Type your own reordering of the sentence, then press Enter or Reorder."
+
+
 def show_word_order(result: Analysis | None, order: str, seed: int, reordered: str, kept: tuple | None) -> tuple:
-    """(both orders and their predictions, the figure, kept view)."""
+    """(both orders and their predictions, the figure, kept view).
+
+    Choosing "my own reordering" before typing one asks for it, as a plain line: choosing is no mistake. A
+    reordering or seed that cannot be used is said in the summary, in place of the result, so the next
+    result replaces it (a toast would stay on screen above it).
+    """
     if result is None:
         return "", None, None
     own = reordered if order == "yours" else None
-    kept = runner.kept_view(kept, word_order_view, result, seed=seed, reordered=own)
+    if own is not None and not (isinstance(own, str) and own.strip()):
+        return _message(ASK_FOR_REORDERING), None, kept
+    try:
+        kept = runner.kept_view(kept, word_order_view, result, seed=seed, reordered=own)
+    except gr.Error as error:
+        return _message(error.message, alert=True), None, kept
     return (*word_order_panel(kept[1]), kept)
+
+
+def _message(text: str, alert: bool = False) -> str:
+    """``text`` as the summary's one paragraph; an ``alert`` (what cannot be used) in the page's error colour."""
+    if not alert:
+        return f"<p>{html.escape(text)}</p>"
+    return f'<p role="alert" class="order-error" style="color: var(--error-text-color)">{html.escape(text)}</p>'
 
 
 def word_order(text: str, reordered: str = "", seed: int = 0) -> dict:
@@ -187,4 +208,5 @@ VIEW = View(
         "reordered": read_text,
     },
     endpoints=(word_order,),
+    colour_scale=False,
 )

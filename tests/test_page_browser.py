@@ -1,0 +1,204 @@
+"""The page around the tabs in a real browser (Debian's Chromium, as in tests/test_browser.py): typing while the
+page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an action, a long text, and the
+colour controls shown only where they change something."""
+
+import time
+from pathlib import Path
+
+import pytest
+from app_fixtures import TINY_MAX_LEN
+from test_browser import CHROMIUM, TIMEOUT_MS, browser, copied_text, page, wait_for_heatmap_with
+
+from transformer.explorer import analysis
+
+__all__ = ["browser", "page"]  # fixtures from tests/test_browser.py, used here by name
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
+]
+FRESH_PAGES = 20
+WORDS = ["charming", "journey", "funny", "dull", "wonderful", "film", "acting", "affecting"]
+SETTLED = "() => window.__explorerAddressRead === true"  # the load's steps have all run (page.js keepTyped too)
+
+
+def fresh_page(browser, url: str, address: str = "", **context):
+    """A page in a new browser context (no session, no cache), opened at ``url + address`` without waiting."""
+    opened = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
+    page = opened.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(url + address, wait_until="commit")
+    return opened, page
+
+
+def test_what_is_typed_while_the_page_loads_wins_over_the_load(browser, url):
+    """Typed as soon as the box is there, before the page load's answer: every page keeps and draws it."""
+    kept = []
+    for i in range(FRESH_PAGES):
+        words = [WORDS[i % len(WORDS)], WORDS[(i + 1 + i // len(WORDS)) % len(WORDS)]]  # a pair of its own
+        text = " ".join(words)
+        context, page = fresh_page(browser, url)
+        try:
+            box = page.locator("#sentence textarea")
+            box.wait_for(state="attached")
+            box.fill(text)
+            page.locator("#analyze").click()
+            page.wait_for_function(SETTLED)
+            wait_for_heatmap_with(page, *words)
+            tokens = page.locator("#tokens").text_content()
+            kept.append(box.input_value() == text and all(word in tokens for word in words))
+        finally:
+            context.close()
+    assert all(kept), f"{kept.count(False)} of {FRESH_PAGES} pages lost what was typed"
+
+
+def forward_count(app):
+    """A list that grows by one on each forward pass of the app's model, and the hook's handle."""
+    calls = []
+    return calls, app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+
+
+def test_enter_analyses_and_shift_enter_starts_a_new_line(page, url, app):
+    page.goto(url)
+    wait_for_heatmap_with(page)  # the page-load analysis has finished
+    box = page.locator("#sentence textarea")
+    assert "press Enter to analyze, Shift+Enter for a new line" in box.get_attribute("placeholder")
+    box.fill("a charming journey")
+    box.press("Enter")
+    wait_for_heatmap_with(page, "charming", "journey")
+    assert box.input_value() == "a charming journey"  # Enter sent it, and added no line
+    calls, hook = forward_count(app)
+    try:
+        box.press("End")
+        box.press("Shift+Enter")
+        box.press_sequentially("so dull")
+        time.sleep(1.5)  # a submit would have reached the model by now
+        assert box.input_value() == "a charming journey\nso dull" and not calls
+        box.press("Enter")
+        wait_for_heatmap_with(page, "charming", "dull")
+        assert calls
+    finally:
+        hook.remove()
+
+
+def test_copy_link_says_link_copied_for_two_seconds(page, url):
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.wait_for_function(SETTLED)
+    before = page.evaluate("() => navigator.clipboard.readText()")
+    button = page.locator("#copy-link")
+    button.click()
+    assert "link=" in copied_text(page, before)
+    page.wait_for_function("() => document.querySelector('#copy-link').textContent.includes('Link copied')")
+    shown = time.monotonic()
+    page.wait_for_function(
+        "() => document.querySelector('#copy-link').textContent.includes('Copy link to this view')", timeout=5000
+    )
+    assert 1.5 < time.monotonic() - shown < 3.5  # about two seconds, then its own label
+    assert page.locator("#copy-link img").count() == 1  # the icon stays
+
+
+NO_CLIPBOARD = {
+    "missing": "Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => undefined})",
+    "refusing": """Object.defineProperty(Navigator.prototype, 'clipboard', {get: () => ({
+        writeText: () => Promise.reject(new DOMException('Write permission denied.', 'NotAllowedError')),
+    })})""",
+}
+
+
+@pytest.mark.parametrize("clipboard", list(NO_CLIPBOARD))
+def test_without_a_clipboard_the_link_is_shown_selected(browser, url, clipboard):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(NO_CLIPBOARD[clipboard])
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        wait_for_heatmap_with(page)
+        page.wait_for_function(SETTLED)
+        page.locator("#copy-link").click()
+        field = page.locator("#copy-link-field")
+        field.wait_for()
+        assert "link=" in field.input_value() and field.is_visible()
+        selected = page.evaluate(
+            """() => {
+                const field = document.activeElement;
+                return [field.id, field.selectionStart, field.selectionEnd, field.value.length];
+            }"""
+        )
+        assert selected[0] == "copy-link-field" and selected[1] == 0 and selected[2] == selected[3]
+        assert "Link copied" not in page.locator("#copy-link").text_content()
+    finally:
+        context.close()
+
+
+def test_choosing_my_own_reordering_asks_for_it_without_an_error(page, url):
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.get_by_role("tab", name="Word order").click()
+    page.wait_for_function("() => document.querySelector('#order-summary').textContent.includes('Reordered')")
+    page.get_by_label("my own reordering").check()
+    page.wait_for_function("() => document.querySelector('#order-summary').textContent.includes('Type your own')")
+    assert page.locator(".toast-body").count() == 0 and page.locator("#order-summary [role=alert]").count() == 0
+    page.locator("#reordered textarea, #reordered input").fill("wonderful")
+    page.locator("#reorder").click()
+    page.wait_for_function("() => document.querySelector('#order-summary [role=alert]')")  # the answer to Reorder
+    words = page.locator("#sentence textarea").input_value().split()
+    page.locator("#reordered textarea, #reordered input").fill(" ".join(reversed(words)))
+    page.locator("#reorder").click()
+    page.wait_for_function("() => document.querySelector('#order-summary').textContent.includes('your own')")
+    assert page.locator("#order-summary [role=alert]").count() == 0  # the valid result replaced the error
+
+
+def page_height(page) -> int:
+    return page.evaluate("() => document.documentElement.scrollHeight")
+
+
+def test_a_long_text_shows_what_was_read_and_the_page_stays_short(page, url):
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    short = page_height(page)
+    text = ("the movie is n't funny , and it does n't try hard enough . " * 200)[: analysis.MAX_INPUT_CHARS]
+    page.locator("#sentence textarea").fill(text)
+    page.locator("#analyze").click()
+    page.wait_for_function(f"() => document.querySelector('#notice').textContent.includes('at most {TINY_MAX_LEN}')")
+    page.wait_for_function("() => document.querySelector('#tokens').textContent.includes('more words not read')")
+    tokens = page.locator("#tokens").text_content()
+    assert tokens.count("more words not read") == 1 and len(tokens) < 1000
+    assert page_height(page) < short + 400  # was 4,919 px: the whole unread text
+
+
+def open_tab(page, view: str, title: str) -> None:
+    """Select a view's tab, in the tab row or in Gradio's overflow menu (where a tab that does not fit goes)."""
+    page.evaluate(
+        """([view, title]) => {
+            const find = (selector, test) => [...document.querySelectorAll(selector)].find(test);
+            (find("#views [data-tab-id]", (b) => b.dataset.tabId === view)
+                || find("#views .overflow-dropdown button", (b) => b.textContent.trim() === title)).click();
+        }""",
+        [view, title],
+    )
+
+
+def colour_controls_shown(page) -> bool:
+    return page.locator("#colour-scale").is_visible() and page.locator("#leave-out").is_visible()
+
+
+@pytest.mark.parametrize("view", ["export", "positional-encoding"])
+def test_colour_controls_show_only_on_tabs_that_use_them(browser, url, view):
+    context, page = fresh_page(browser, url, f"?view={view}&text=a%20charming%20journey")
+    try:
+        page.wait_for_function(SETTLED)
+        assert page.locator("#sentence textarea").input_value() == "a charming journey"  # nothing typed: the link's
+        page.locator("#colour-scale").wait_for(state="hidden")  # a deep link to a view without them
+        open_tab(page, "all-heads", "All heads")
+        page.locator("#colour-scale").wait_for(state="visible")
+        assert colour_controls_shown(page)
+        for tab in (("positional-encoding", "Positional encoding"), ("errors", "Errors"), ("word-order", "Word order")):
+            open_tab(page, *tab)
+            page.locator("#colour-scale").wait_for(state="hidden")
+            assert not page.locator("#leave-out").is_visible()
+        open_tab(page, "attention", "Attention")
+        page.locator("#colour-scale").wait_for(state="visible")
+    finally:
+        context.close()
