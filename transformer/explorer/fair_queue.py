@@ -19,6 +19,16 @@ def client_of(event) -> str:
     return clients.client_address(event.request) if event.request is not None else clients.UNKNOWN
 
 
+def running_events(queue) -> list:
+    """The events Gradio's ``queue`` is processing now."""
+    return [event for job in list(queue.active_jobs) if job is not None for event in job]
+
+
+def waiting_events(queue) -> list:
+    """The events waiting in every concurrency group of Gradio's ``queue``."""
+    return [event for events in list(queue.event_queue_per_concurrency_id.values()) for event in events.queue]
+
+
 def fair_order(waiting: list, running: list) -> list:
     """``waiting`` events in their fair order, given the events ``running`` now.
 
@@ -44,7 +54,7 @@ def make_fair(queue) -> None:
 
     async def push_fairly(*args, **kwargs):
         answer = await push(*args, **kwargs)
-        running = [event for job in list(queue.active_jobs) if job is not None for event in job]
+        running = running_events(queue)
         for events in queue.event_queue_per_concurrency_id.values():
             if len(events.queue) > 1:
                 events.queue[:] = fair_order(events.queue, running)

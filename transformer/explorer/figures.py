@@ -401,15 +401,19 @@ def heatmap(
     scale = go.Heatmap(colorscale=SIGNED_COLORS if signed else ATTENTION_COLORS).colorscale  # the name as stops
     zmin = -limit if signed else 0.0
     text = [["" if math.isnan(value) else f"{value:.3f}" for value in row] for row in values.tolist()]
-    shown = [
-        [cell_text(cell, colour, scale, zmin, limit) for cell, colour in zip(row, colour_row, strict=True)]
-        for row, colour_row in zip(text, colours.tolist(), strict=True)
-    ]
+    shown = (  # coloured per cell only when printed: a 128-token map is 16,384 cells
+        [
+            [cell_text(cell, colour, scale, zmin, limit) for cell, colour in zip(row, colour_row, strict=True)]
+            for row, colour_row in zip(text, colours.tolist(), strict=True)
+        ]
+        if show_values
+        else text
+    )
     trace = go.Heatmap(
         z=colours.tolist(),
         x=x_labels,
         y=y_labels,
-        text=shown if show_values else text,
+        text=shown,
         customdata=text,
         colorscale=scale,
         colorbar={"title": {"text": colour_title}},

@@ -63,9 +63,8 @@ def private_names(blocks) -> frozenset[str]:
 
 def queued_jobs(queue, client: str) -> int:
     """How many of Gradio's ``queue`` events, waiting or running, ``client`` sent."""
-    waiting = [event for events in list(queue.event_queue_per_concurrency_id.values()) for event in events.queue]
-    running = [event for job in list(queue.active_jobs) if job is not None for event in job]
-    return sum(fair_queue.client_of(event) == client for event in waiting + running)
+    jobs = fair_queue.waiting_events(queue) + fair_queue.running_events(queue)
+    return sum(fair_queue.client_of(event) == client for event in jobs)
 
 
 async def answer(send, status: int, detail: str, headers: tuple = ()) -> None:

@@ -41,11 +41,11 @@ def model_workers() -> int:
     return max(1, len(cores))
 
 
-def configure_events(demo, workers: int | None = None) -> None:
-    """Put every queued event of ``demo`` in ``MODEL_WORK`` with ``workers`` (``model_workers()``) at once, in
-    turns fair to every client (``fair_queue``), and answer inputs that Gradio refuses without a traceback in
-    the log (``quiet_input_errors``)."""
-    workers = workers or model_workers()
+def configure_events(demo) -> None:
+    """Put every queued event of ``demo`` in ``MODEL_WORK``, ``model_workers()`` at once, in turns fair to every
+    client (``fair_queue``), and answer inputs that Gradio refuses without a traceback in the log
+    (``quiet_input_errors``)."""
+    workers = model_workers()
     for fn in demo.fns.values():
         if fn.queue:
             fn.concurrency_id, fn.concurrency_limit = MODEL_WORK, workers
