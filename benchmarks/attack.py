@@ -47,8 +47,8 @@ SETTLE_SECONDS = 60  # idle time before the memory is measured again
 RSS_EVERY = 0.2
 REFUSED = (429, 503)
 REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
-TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; page.REDRAW_ID + "attention"
-EXPORT_ELEM = "redraw-export"  # the Export tab's hidden redraw button (page.REDRAW_ID + "export")
+TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; scripts.REDRAW_ID + "attention"
+EXPORT_ELEM = "redraw-export"  # the Export tab's hidden redraw button (scripts.REDRAW_ID + "export")
 LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
 STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
 
@@ -199,7 +199,7 @@ def page_step(http: httpx.Client, config: dict, event: dict, session: str, by_el
 
 
 def export_loop(url: str, deadline: float, tally: Tally) -> None:
-    """One attacker loop, as the page exports: analyse a new 128-token text, then draw the Export tab (its hidden
+    """One attacker loop, as the page exports: analyze a new 128-token text, then draw the Export tab (its hidden
     redraw button's event, which writes the JSON and CSV files), until ``deadline``."""
     prefix = secrets.token_hex(4)  # texts differ from every other loop's, in every phase
     with client(url, ATTACKER) as http:
@@ -209,8 +209,8 @@ def export_loop(url: str, deadline: float, tally: Tally) -> None:
             if not alive(deadline):
                 return
             text = f"{prefix} {number} " + sentence("good", 126)
-            analysed = page_step(http, config, show, session, {TEXT_ELEM: text})
-            tally.add(f"export {page_step(http, config, export, session) if analysed == 'complete' else analysed}")
+            analyzed = page_step(http, config, show, session, {TEXT_ELEM: text})
+            tally.add(f"export {page_step(http, config, export, session) if analyzed == 'complete' else analyzed}")
 
 
 def until_deadline(jobs: list[tuple], deadline: float) -> Counter:
@@ -251,17 +251,17 @@ def victim_predicts(url: str, deadline: float) -> tuple[list[float], Counter]:
 
 
 def victim_page_check(url: str) -> tuple[bool, str]:
-    """The victim loads the page (GET /) and analyses a sentence through the page's own protocol."""
+    """The victim loads the page (GET /) and analyzes a sentence through the page's own protocol."""
     with client(url, VICTIM) as http:
         try:
             page = http.get("/").status_code
             config = page_config(http)
             show = page_event(config, "show_text")
             data = event_inputs(config, show, {TEXT_ELEM: SENTENCE})
-            analysed, _ = join_page_event(http, show, data, new_session())
+            analyzed, _ = join_page_event(http, show, data, new_session())
         except httpx.HTTPError as error:
             return False, f"failed: {type(error).__name__}"
-    return page == 200 and analysed == "complete", f"GET / {page}, analysis {analysed}"
+    return page == 200 and analyzed == "complete", f"GET / {page}, analysis {analyzed}"
 
 
 @contextlib.contextmanager
@@ -292,7 +292,7 @@ def vm_hwm_mb(pid: int) -> float:
 
 def heavy_phase(server: Server, seconds: float, exporters: int) -> dict:
     """The attacker's heavy jobs (and ``exporters`` export loops) for ``seconds``, in a process of its own, while
-    the victim calls /predict; in the last ``PAGE_CHECK_SECONDS`` the victim loads the page and analyses."""
+    the victim calls /predict; in the last ``PAGE_CHECK_SECONDS`` the victim loads the page and analyzes."""
     note(f"heavy: {HEAVY_SLOTS} Integrated Gradients jobs in flight, {exporters} export loops, {seconds:.0f} s")
     spawn = multiprocessing.get_context("spawn")  # a fresh interpreter: no threads of this one forked
     with ProcessPoolExecutor(1, mp_context=spawn) as pool, peak_rss(server.proc.pid) as peak:
@@ -324,7 +324,7 @@ def heavy_rows(phase: dict) -> list[dict]:
         row(attack, "victim /predict p95 latency", f"{p95:.2f} s ({len(latencies)} completed)", "≤ 2 s", p95 <= 2),
         row(
             attack,
-            "victim loads the page and analyses (end of phase)",
+            "victim loads the page and analyzes (end of phase)",
             phase["page"][1],
             "200, completes",
             phase["page"][0],
@@ -502,10 +502,10 @@ def sessions_rows(server: Server) -> list[dict]:
     with client(server.url, VICTIM) as http:
         config, session = page_config(http), new_session()
         show, redraw = page_event(config, "show_text"), redraw_event(config)
-        analysed, _ = join_page_event(http, show, event_inputs(config, show, {TEXT_ELEM: SENTENCE}), session)
+        analyzed, _ = join_page_event(http, show, event_inputs(config, show, {TEXT_ELEM: SENTENCE}), session)
         redraw_data = event_inputs(config, redraw)
         drawn_before = attention_drawn(http, redraw, redraw_data, session)
-        note(f"sessions: victim analysed ({analysed}, view drawn: {drawn_before}); {FLOOD_COUNT} new sessions")
+        note(f"sessions: victim analyzed ({analyzed}, view drawn: {drawn_before}); {FLOOD_COUNT} new sessions")
         outcomes, took = flood(server.url, functools.partial(redraw_in_new_session, redraw, redraw_data))
         drawn_after = attention_drawn(http, redraw, redraw_data, session)
     figure = f"{'survives' if drawn_after else 'lost'} (before: {'drawn' if drawn_before else 'not drawn'}); "

@@ -19,10 +19,10 @@ import statistics
 import time
 from urllib.parse import quote
 
+from .chromium import launch_chromium
 from .load import ROOT, free_port, start_server
 from .timing import p95_ms
 
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
 FIRST_WORDS = ["good", "bad", "fine", "poor"]  # one token each; each click's differs from the sentence on screen
 FILLER = "the plot is thin but the cast is great and the music is lovely".split()
 VIEWPORT = {"width": 1280, "height": 900}
@@ -90,7 +90,7 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
         servers["app"] = start_server(["app.py"], ports["app"])
         servers["floor"] = start_server(["-m", "benchmarks.floor_app"], ports["floor"])
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = launch_chromium(playwright)
             pages = {}
             for name, url in urls.items():
                 pages[name] = browser.new_page(viewport=VIEWPORT)

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 import torch
 
 from transformer import TransformerClassifier
+from transformer.explorer import page
 from transformer.tokenizer import train_tokenizer
 
 from .timing import measure, median_ms, p95_ms
@@ -84,7 +85,7 @@ def run(lengths=(25, 128, 256), rounds: int = 20) -> list[str]:
         text, result = sentence_of(runner, tokens)
         ids = analysis.sentence_ids(model, result)
         candidates = {
-            "main handler show_text (the tab on screen)": lambda t=text: app.show_text(t, 1, "1", [26, 27, 50, 90]),
+            "main handler show_text (the tab on screen)": lambda t=text: page.show_text(t, 1, "1", [26, 27, 50, 90]),
             "head redraw show_head (no model call)": lambda r=result: views.attention.show_head(r, 2, "mean"),
             "model forward with attentions (analyze)": lambda t=text: runner.run_model(t),
             "integrated gradients, default steps": lambda i=ids: integrated_gradients(model, i, 1),

@@ -1,4 +1,4 @@
-"""What one session holds on the server: a 256-token sentence analysed, then every tab opened, as a page does.
+"""What one session holds on the server: a 256-token sentence analyzed, then every tab opened, as a page does.
 
 The app (bundled model) is served in this process; one session runs the page-load analysis and selects each
 tab through the queue, then its ``gr.State`` values (pickled) and the component values Gradio keeps for it

@@ -1,6 +1,6 @@
 """Soak test: what the server keeps after real traffic, round after round (stops by itself in about 10 minutes).
 
-Each round: ``--visits`` Chromium pages each analyse a distinct ~300-word sentence, copy a link, open the
+Each round: ``--visits`` Chromium pages each analyze a distinct ~300-word sentence, copy a link, open the
 knockout, attributions, rollout and inside-one-head tabs, copy a second link, and close; ``--clients``
 gradio_client callers, each with a fresh session, call every API endpoint once; one 5 MB upload is tried;
 Gradio's deep-link route is called for each API session. After the round the server's resident memory and
@@ -18,7 +18,8 @@ from pathlib import Path
 
 import httpx
 
-from .browser import CHROMIUM_ARGS, sentence
+from .browser import sentence
+from .chromium import launch_chromium
 from .load import free_port, rss_mb, start_server
 
 VIEWS = [("Head knockout", "#knockout-summary p"), ("Attributions", "#attribution-summary p")]
@@ -34,7 +35,7 @@ def folder_bytes(folder: Path) -> tuple[int, int]:
 
 
 def visit(context, url: str, text: str) -> None:
-    """One visitor: analyse ``text``, copy a link, open the explanation tabs, copy another link, leave.
+    """One visitor: analyze ``text``, copy a link, open the explanation tabs, copy another link, leave.
 
     Visitors share one browser ``context`` (its cache: the page's scripts are fetched once, as a returning
     visitor's are), each in a tab of their own, closed at the end: a new session each time.
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
         before = rss_mb(server.pid)
         print(f"{0:>5} {'':>6} {'':>16} {'':>6} {before:>7.0f}", flush=True)
         with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            browser = launch_chromium(playwright)
             context = browser.new_context(viewport={"width": 1280, "height": 900})
             context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
             last_start = started + 60 * args.minutes - args.settle - LAST_VISIT_SECONDS

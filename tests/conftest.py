@@ -8,12 +8,16 @@
 - ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
   ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``).
+- ``browser``: Debian's Chromium driven by Playwright, launched once for the session (never a downloaded
+  browser); ``page``: a page of it in a fresh context (1280 × 900, clipboard allowed for ``url``), one per test.
 """
 
+import contextlib
 import gzip
 import json
 import random
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -21,9 +25,12 @@ from app_fixtures import build_model, build_tokenizer, import_app, serving, writ
 from gradio_client import Client
 from tiny import tiny_model
 
+from benchmarks.chromium import CHROMIUM, launch_chromium
 from transformer.explorer import clients, guard, link_store, sessions
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
+
+TIMEOUT_MS = 60_000  # a ceiling, not a target: on 2 busy cores a first draw can take 30 s
 
 TINY_CORPUS = [
     "it 's a charming and often affecting journey . ",
@@ -214,9 +221,10 @@ def app(tmp_path_factory):
     return import_app(write_model_dir(tmp_path_factory.mktemp("app-model")))
 
 
-@pytest.fixture(scope="module")
-def url(app):
-    """The app served in this process on a free port as ``app.main`` serves it, closed after the module.
+@contextlib.contextmanager
+def serving_app(app) -> Iterator[str]:
+    """Serve the ``app`` module's page in this process on a free port as ``app.main`` serves it (its style sheet,
+    its phone script, its guard); yield its URL.
 
     Its per-client limits are raised: every test's requests come from one address, as no visitor's do
     (tests/test_guard.py serves the app with the limits as shipped)."""
@@ -230,5 +238,39 @@ def url(app):
 
 
 @pytest.fixture(scope="module")
+def url(app):
+    """The app served as ``app.main`` serves it (``serving_app``), closed after the module."""
+    with serving_app(app) as served:
+        yield served
+
+
+@pytest.fixture(scope="module")
 def client(url):
     return Client(url, verbose=False, analytics_enabled=False)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium for a module's browser tests; each test opens a context of its own (no shared cookies or cache).
+
+    One per module, not per session: Playwright's sync API keeps an event loop running while it is open, and
+    the modules after it that call ``asyncio.run`` (the MCP client, the guard's ASGI tests) need none running.
+    """
+    if not Path(CHROMIUM).exists():
+        pytest.skip(f"no Chromium at {CHROMIUM} (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    with sync_api.sync_playwright() as playwright:
+        browser = launch_chromium(playwright)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, url):
+    """A page in a fresh context at desktop size, allowed to read and write the clipboard of ``url``."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    yield page
+    context.close()

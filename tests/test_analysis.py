@@ -9,7 +9,7 @@ import torch
 from app_fixtures import MARKUP, TINY_MAX_LEN
 
 from transformer import sinusoidal_table
-from transformer.explorer import analysis
+from transformer.explorer import analysis, payloads, status, token_spans
 
 
 @pytest.fixture
@@ -52,7 +52,7 @@ def test_offsets_point_into_the_typed_text(model, tokenizer):
 
 def test_token_spans_cover_the_typed_text_exactly_once(model, tokenizer):
     text = "  The FILM isn't [UNK]-ish 😀 漢字  "
-    spans = analysis.token_spans(analysis.analyze(model, tokenizer, text))
+    spans = token_spans.token_spans(analysis.analyze(model, tokenizer, text))
     assert "".join(piece for piece, _ in spans) == text
     categories = [category for _, category in spans if category is not None]
     assert categories[:3] == ["0", "1", "2"]  # the typed "The" is the token "the": only its position
@@ -67,7 +67,7 @@ def test_long_text_is_truncated_with_a_notice(model, tokenizer, forward_calls):
     assert f"{TINY_MAX_LEN + 10} tokens" in result.notice and f"at most {TINY_MAX_LEN}" in result.notice
     assert result.attentions.shape[-1] == TINY_MAX_LEN
     assert len(forward_calls) == 1
-    spans = analysis.token_spans(result)
+    spans = token_spans.token_spans(result)
     read = result.offsets[-1][1]
     assert "".join(piece for piece, _ in spans[:-1]) == text[:read]  # what the model read, then one marker
     assert spans[-1] == (f" … {len(text[read:].split())} more words not read", None)
@@ -76,7 +76,7 @@ def test_long_text_is_truncated_with_a_notice(model, tokenizer, forward_calls):
 def test_a_long_texts_token_view_shows_what_was_read_and_counts_the_rest(model, tokenizer):
     text = ("a charming journey , the movie is n't funny . " * 300)[: analysis.MAX_INPUT_CHARS]
     result = analysis.analyze(model, tokenizer, text)
-    spans = analysis.token_spans(result)
+    spans = token_spans.token_spans(result)
     positions = [int(category.split()[0]) for _, category in spans if category is not None]
     assert positions == list(range(TINY_MAX_LEN))  # every token read, in order, and nothing after them
     marker, category = spans[-1]
@@ -94,11 +94,11 @@ def test_a_long_texts_token_view_shows_what_was_read_and_counts_the_rest(model, 
     ],
 )
 def test_the_unread_marker_counts_whole_words(rest, marker):
-    assert analysis.unread_marker(rest) == marker
+    assert token_spans.unread_marker(rest) == marker
 
 
 def test_a_text_that_fits_is_shown_whole_without_a_marker(model, tokenizer):
-    spans = analysis.token_spans(analysis.analyze(model, tokenizer, "a charming journey"))
+    spans = token_spans.token_spans(analysis.analyze(model, tokenizer, "a charming journey"))
     assert "".join(piece for piece, _ in spans) == "a charming journey" and "not read" not in spans[-1][0]
 
 
@@ -162,10 +162,10 @@ def test_oversized_text_is_refused_before_tokenizing(model, tokenizer, forward_c
 def test_any_unicode_is_read(model, tokenizer, text):
     result = analysis.analyze(model, tokenizer, text)
     assert result.tokens
-    spans = analysis.token_spans(result)
+    spans = token_spans.token_spans(result)
     read = text[: result.offsets[-1][1]] if result.truncated else text  # MARKUP is longer than the model reads
     assert "".join(piece for piece, _ in spans[: len(spans) - result.truncated]) == read
-    json.dumps(analysis.attention_payload(result))
+    json.dumps(payloads.attention_payload(result))
 
 
 def test_attention_matrix_picks_a_head_or_averages_them(model, tokenizer):
@@ -176,18 +176,18 @@ def test_attention_matrix_picks_a_head_or_averages_them(model, tokenizer):
 
 def test_attention_payload_is_json_with_rows_that_sum_to_one(model, tokenizer):
     result = analysis.analyze(model, tokenizer, "the film , the film , the acting")
-    payload = json.loads(json.dumps(analysis.attention_payload(result)))
+    payload = json.loads(json.dumps(payloads.attention_payload(result)))
     assert payload["tokens"] == result.tokens and payload["truncated"] is False
     attentions = np.array(payload["attentions"])
     n = len(result.tokens)
     assert attentions.shape == (2, 2, n, n)  # [layer][head][query][key]
-    np.testing.assert_allclose(attentions.sum(axis=-1), 1.0, atol=n * 10**-analysis.PAYLOAD_DECIMALS)
-    np.testing.assert_array_equal(attentions, np.round(attentions, analysis.PAYLOAD_DECIMALS))
+    np.testing.assert_allclose(attentions.sum(axis=-1), 1.0, atol=n * 10**-payloads.PAYLOAD_DECIMALS)
+    np.testing.assert_array_equal(attentions, np.round(attentions, payloads.PAYLOAD_DECIMALS))
 
 
 def test_label_payload_ranks_the_classes(model, tokenizer):
     result = analysis.analyze(model, tokenizer, "a wonderful film")
-    payload = analysis.label_payload(result)
+    payload = payloads.label_payload(result)
     best = max(result.prediction, key=result.prediction.get)
     assert payload["label"] == best == payload["confidences"][0]["label"]
     assert {entry["label"] for entry in payload["confidences"]} == {"negative", "positive"}
@@ -203,10 +203,10 @@ def test_model_status_names_the_model_and_escapes_the_note(model, tmp_path):
     loaded = types.SimpleNamespace(
         model=model, source=str(tmp_path), revision=None, device="cpu", metrics={"dev": {"sst2": 0.8, "mean": 0.8412}}
     )
-    status = analysis.model_status(loaded, note="Could not load <b>x</b>")
+    line = status.model_status(loaded, note="Could not load <b>x</b>")
     parameters = sum(p.numel() for p in model.parameters())
     over = "mean accuracy over its 1 dev sets (sst2) 84.1%"  # what the accuracy is over, said where it is given
     for part in (str(tmp_path), "local folder", "cpu", f"{parameters:,} parameters", over, "&lt;b&gt;x"):
-        assert part in status
+        assert part in line
     hub = types.SimpleNamespace(model=model, source="someone/sentiment", revision=None, device="cuda:0", metrics={})
-    assert "revision main" in analysis.model_status(hub) and "mean dev accuracy n/a" in analysis.model_status(hub)
+    assert "revision main" in status.model_status(hub) and "mean dev accuracy n/a" in status.model_status(hub)

@@ -10,12 +10,13 @@ import gradio as gr
 import httpx
 import huggingface_hub
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
 from gradio_client.exceptions import AppError
 
-from transformer.explorer import analysis, runner, views
-from transformer.explorer.figures import shown_values
+from transformer.explorer import analysis, api, page, restore, runner, status, views
+from transformer.explorer.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
 
 SENTENCE = "a wonderful film , the acting was dull"
@@ -46,11 +47,11 @@ def heatmap_labels(figure) -> list[str]:
 
 def draw(app, text: str, **controls) -> dict:
     """``show_text`` for each main view on screen: {view: its outputs}."""
-    return {view: app.show_text(text, 1, "1", [0], **controls, view=view) for view in app.MAIN_VIEWS}
+    return {view: page.show_text(text, 1, "1", [0], **controls, view=view) for view in page.MAIN_VIEWS}
 
 
 def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, forward_calls):
-    result, prediction, spans, notice, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1])
+    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1])
     assert len(forward_calls) == 1
     assert isinstance(result, analysis.Analysis) and result.text == SENTENCE
     assert set(prediction) == {"negative", "positive"} and sum(prediction.values()) == pytest.approx(1)
@@ -59,17 +60,17 @@ def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, fo
     np.testing.assert_allclose(shown_values(heatmap.data[0]), result.attentions[1, 0], atol=1e-4)
     assert "Layer 2, head 1" in heatmap.layout.title.text
     assert grid is curves is None  # drawn when their tab opens
-    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="all-heads")
+    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="all-heads")
     assert heatmap is curves is None and len(grid.data) == 4  # 2 layers x 2 heads
-    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="positional-encoding")
+    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="positional-encoding")
     assert heatmap is grid is None and sum(trace.mode == "markers" for trace in curves.data) == 2
-    *_, heatmap, grid, curves = app.show_text(SENTENCE, 2, "1", [0, 1], view="knockout")
+    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="knockout")
     assert heatmap is grid is curves is None  # an explanation tab is drawn by its own step
     assert len(forward_calls) == 4
 
 
 def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_calls):
-    result = app.show_text(SENTENCE, 1, "1", [0])[0]
+    result = page.show_text(SENTENCE, 1, "1", [0])[0]
     forward_calls.clear()
     for layer in (1, 2):
         for head in ("1", "2", MEAN_HEAD):
@@ -86,21 +87,44 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
     fns = list(app.demo.fns.values())
     by_view = [fn for fn in fns if isinstance(fn.fn, functools.partial)]  # each tab's select and hidden redraw
     assert {fn.fn.args[0] for fn in by_view} == {view.id for view in views.VIEWS}
-    assert all(fn.queue == (fn.fn.args[0] not in app.MAIN_VIEWS) for fn in by_view)
+    assert all(fn.queue == (fn.fn.args[0] not in page.MAIN_VIEWS) for fn in by_view)
     assert all(fn.queue for fn in fns if fn.name in ("show_text", "restore_page"))
-    result = app.show_text(SENTENCE, 2, "1", [0, 1])[0]
+    result = page.show_text(SENTENCE, 2, "1", [0, 1])[0]
     forward_calls.clear()
     skipping = [fn for fn in fns if fn.fn is not None and not fn.queue and fn.name != "load_example"]  # gr.Examples'
     assert {"show_head", "show_encodings"} <= {fn.name for fn in skipping}
+    labels, plots, drawn_plots = token_labels(result.tokens), set(), set()
     for fn in skipping:
         values = [result if isinstance(block, gr.State) and block.value is None else block.value for block in fn.inputs]
         drawn = fn.fn(dict(zip(fn.inputs, values, strict=True))) if fn.inputs_as_dict else fn.fn(*values)
-        assert drawn is not None, fn.name
+        if not fn.inputs_as_dict:  # a control's handler returns its outputs in order, a figure for each plot
+            drawn = dict(zip(fn.outputs, drawn if isinstance(drawn, tuple) else (drawn,), strict=True))
+            assert all(isinstance(drawn[block], go.Figure) for block in fn.outputs if isinstance(block, gr.Plot)), (
+                fn.name
+            )
+        assert isinstance(drawn, dict) and set(drawn) <= set(fn.outputs), fn.name
+        figures = [value for value in drawn.values() if isinstance(value, go.Figure)]
+        assert all(figure.data for figure in figures), fn.name
+        # Whatever an event draws includes the sentence: heatmap axes or marker labels are its tokens.
+        assert not figures or any(over_tokens(figure, labels) for figure in figures), fn.name
+        plots |= {block for block in fn.outputs if isinstance(block, gr.Plot)}
+        drawn_plots |= {block for block, value in drawn.items() if isinstance(value, go.Figure)}
+    assert drawn_plots == plots  # every plot these events update, some event draws
     assert not forward_calls
 
 
+def over_tokens(figure, labels: list[str]) -> bool:
+    """Whether ``figure`` is drawn over the tokens: every heatmap has them on both axes, or markers are labelled."""
+    heatmaps = [trace for trace in figure.data if trace.type == "heatmap"]
+    if heatmaps and all(trace.x is not None for trace in heatmaps):
+        return all(list(trace.x) == list(trace.y) == labels for trace in heatmaps)
+    return any(
+        trace.type == "scatter" and trace.text is not None and list(trace.text) == labels for trace in figure.data
+    )
+
+
 def test_mean_head_view_is_titled_and_averaged(app):
-    result = app.show_text(SENTENCE, 1, "1", [0])[0]
+    result = page.show_text(SENTENCE, 1, "1", [0])[0]
     figure = views.attention.show_head(result, 2, MEAN_HEAD)
     assert "mean of all heads" in figure.layout.title.text
     np.testing.assert_allclose(shown_values(figure.data[0]), result.attentions[1].mean(axis=0), atol=1e-4)
@@ -108,10 +132,10 @@ def test_mean_head_view_is_titled_and_averaged(app):
 
 @pytest.mark.parametrize("text", ["", "   \n  "])
 def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
-    result, prediction, spans, notice, heatmap, grid, curves = app.show_text(text, 1, "1", [0])
+    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(text, 1, "1", [0])
     assert "Type a sentence" in notice
     assert result is prediction is spans is heatmap is grid is curves is None
-    *_, curves = app.show_text(text, 1, "1", [0], view="positional-encoding")
+    *_, curves = page.show_text(text, 1, "1", [0], view="positional-encoding")
     assert [trace.mode for trace in curves.data] == ["lines"]  # the encoding still shows, without tokens
     assert views.attention.show_head(None, 1, "1") is None
     assert not forward_calls
@@ -119,7 +143,7 @@ def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
 
 def test_long_text_is_truncated_with_a_visible_notice(app):
     text = " ".join(["wonderful"] * (TINY_MAX_LEN + 5))
-    _, _, spans, notice, heatmap, *_ = app.show_text(text, 1, "1", [0])
+    _, _, spans, notice, heatmap, *_ = page.show_text(text, 1, "1", [0])
     assert f"{TINY_MAX_LEN + 5} tokens" in notice and f"at most {TINY_MAX_LEN}" in notice
     assert len(heatmap_labels(heatmap)) == TINY_MAX_LEN
     assert spans[-1] == (" … 5 more words not read", None)  # the unread rest is counted, not shown
@@ -144,17 +168,17 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
 
 
 def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):
-    result, _, spans, notice, *_ = app.show_text("a wonderful film \U0001f3ac", 1, "1", [0])
+    result, _, spans, notice, *_ = page.show_text("a wonderful film \U0001f3ac", 1, "1", [0])
     assert "no token for `\U0001f3ac`" in notice
     assert spans[-1] == ("\U0001f3ac", f"{len(result.tokens) - 1} [UNK]")
 
 
 def test_oversized_text_is_a_clear_error(app):
     with pytest.raises(gr.Error, match="at most 10,000") as raised:
-        app.show_text("a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])
+        page.show_text("a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])
     assert raised.value.print_exception is False  # no stack trace in the server log for a user's mistake
     with pytest.raises(gr.Error, match="at most 10,000"):
-        app.predict("a" * (analysis.MAX_INPUT_CHARS + 1))
+        api.predict("a" * (analysis.MAX_INPUT_CHARS + 1))
 
 
 def test_markup_is_escaped_in_every_figure_label(app):
@@ -162,7 +186,7 @@ def test_markup_is_escaped_in_every_figure_label(app):
     drawn = draw(app, text)
     result, _, spans, *_ = drawn["attention"]
     assert "<" in result.tokens  # the tokenizer kept the markup characters as tokens
-    for i, view in enumerate(app.MAIN_VIEWS):
+    for i, view in enumerate(page.MAIN_VIEWS):
         payload = drawn[view][4 + i].to_json()
         assert "<b>" not in payload and "<script" not in payload and "<a " not in payload
         assert "&lt;" in payload
@@ -179,13 +203,13 @@ def test_repeated_tokens_get_unique_labels(app):
 
 def test_query_string_restores_text_layer_head_and_colour_scale(app):
     query = {"text": "a charming journey", "layer": "2", "head": "mean", "scale": "row", "leave_out": "punctuation"}
-    restored = app.restore_view("default", 1, "1", [0], gr.Request(query_params=query), "global", [])
+    restored = restore.restore_view("default", 1, "1", [0], gr.Request(query_params=query), "global", [])
     text, layer, head, scale, leave_out, result, *_, heatmap, grid, _curves = restored
     assert (text, layer, head, scale, leave_out) == ("a charming journey", 2, "mean", "row", ["punctuation"])
     assert result.tokens == ["a", "charming", "journey"]
     assert "Layer 2, mean of all heads" in heatmap.layout.title.text and grid is None
     assert heatmap.data[0].zmax == 255  # each row on its own range, one byte a colour
-    grid = app.restore_view("default", 1, "1", [0], gr.Request(query_params=query | {"view": "all-heads"}))[-2]
+    grid = restore.restore_view("default", 1, "1", [0], gr.Request(query_params=query | {"view": "all-heads"}))[-2]
     assert grid.layout.coloraxis.cmax == 255
 
 
@@ -199,7 +223,7 @@ def test_query_string_restores_text_layer_head_and_colour_scale(app):
     ],
 )
 def test_missing_or_bad_query_values_keep_the_current_view(app, query):
-    restored = app.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query), "row", ["special"])
+    restored = restore.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query), "row", ["special"])
     assert restored[:5] == (SENTENCE, 2, "2", "row", ["special"])
 
 
@@ -258,7 +282,7 @@ def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, mo
         app.get_model.cache_clear()  # later callers reload the test model named by the restored MODEL_ID
     assert loaded.source == str(model_dir)
     assert "nobody/no-such-model" in note and "bundled model" in note
-    assert "bundled model" in analysis.model_status(loaded, note)
+    assert "bundled model" in status.model_status(loaded, note)
 
 
 ENDPOINTS = {

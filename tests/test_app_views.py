@@ -13,7 +13,7 @@ import torch
 from gradio_client.exceptions import AppError
 
 from transformer import explain
-from transformer.explorer import analysis, page, runner, views
+from transformer.explorer import analysis, api, restore, runner, views
 from transformer.explorer.figures import shown_values
 from transformer.tokenizer import MASK_TOKEN
 
@@ -191,7 +191,10 @@ def test_export_endpoint_parses_back_to_the_same_numbers(app, result):
             lambda app: views.inside_head.head_internals(SENTENCE, layer=0),
             "Layer must be a whole number from 1 to 2; got 0",
         ),
-        (lambda app: views.inside_head.head_internals(SENTENCE, head=1.5), "Head must be a whole number from 1 to 2"),
+        (
+            lambda app: views.inside_head.head_internals(SENTENCE, head=1.5),
+            "Head must be a whole number from 1 to 2",
+        ),
         (lambda app: views.compare.compare(SENTENCE, "good", layer=3), "Layer must be a whole number from 1 to 2"),
         (
             lambda app: views.knockout.knockout(SENTENCE, ["L1 H3"]),
@@ -203,7 +206,10 @@ def test_export_endpoint_parses_back_to_the_same_numbers(app, result):
             lambda app: views.attributions.attributions(SENTENCE, target="<b>"),
             "Choose a target class from negative, positive",
         ),
-        (lambda app: views.attributions.attributions(SENTENCE, steps=0), "steps must be a whole number from 1 to 128"),
+        (
+            lambda app: views.attributions.attributions(SENTENCE, steps=0),
+            "steps must be a whole number from 1 to 128",
+        ),
         (
             lambda app: views.attributions.attributions(SENTENCE, steps=views.attributions.MAX_IG_STEPS + 1),
             "steps must be a whole number from 1 to 128; got 129",
@@ -248,16 +254,14 @@ NOT_FREE_TEXTS = {"target", "baseline", "mode", "head", "set", "label", "search"
 def test_every_text_an_endpoint_reads_is_capped(app):
     over = "a " * (analysis.MAX_INPUT_CHARS // 2 + 1)  # 10,002 characters of words
     capped = set()
-    for endpoint in (page.predict, *(endpoint for view in views.VIEWS for endpoint in view.endpoints)):
+    for name, endpoint in api.endpoints().items():
         parameters = inspect.signature(endpoint).parameters
         texts = {name for name, parameter in parameters.items() if "str" in str(parameter.annotation)} - {"heads_off"}
-        assert texts <= FREE_TEXTS | NOT_FREE_TEXTS, (
-            f"{endpoint.__name__}: is {texts - FREE_TEXTS - NOT_FREE_TEXTS} free text?"
-        )
-        for name in texts & FREE_TEXTS:
+        assert texts <= FREE_TEXTS | NOT_FREE_TEXTS, f"{name}: is {texts - FREE_TEXTS - NOT_FREE_TEXTS} free text?"
+        for text in texts & FREE_TEXTS:
             with pytest.raises(gr.Error, match="accepts at most 10,000"):
-                endpoint(**(dict.fromkeys(texts & FREE_TEXTS, SENTENCE) | {name: over}))
-            capped.add(f"{endpoint.__name__}.{name}")
+                endpoint(**(dict.fromkeys(texts & FREE_TEXTS, SENTENCE) | {text: over}))
+            capped.add(f"{name}.{text}")
     assert {"predict.text", "compare.text_a", "compare.text_b", "word_order.reordered"} <= capped
 
 
@@ -398,7 +402,7 @@ def test_address_restores_the_view_and_its_controls(app, result):
         "seed": "7",
         "target": "positive",
     }
-    restored = app.restore_controls(result, gr.Request(query_params=query))
+    restored = restore.restore_controls(result, gr.Request(query_params=query))
     assert restored == {
         "view": "knockout",
         "heads_off": ["L1 H2", "L2 H1"],
@@ -413,7 +417,7 @@ def test_address_restores_the_view_and_its_controls(app, result):
 
 def test_address_values_the_page_does_not_offer_are_dropped(app, result):
     query = {"view": "<script>", "heads_off": "L1 H9", "steps": "1e9", "position": "99", "baseline": "x", "mode": ""}
-    assert app.restore_controls(result, gr.Request(query_params=query)) == {}
+    assert restore.restore_controls(result, gr.Request(query_params=query)) == {}
 
 
 # --- through gradio_client on a live server ---

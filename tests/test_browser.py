@@ -11,54 +11,24 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 from urllib.parse import parse_qs, quote, urlparse
 
 import httpx
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
+from conftest import TIMEOUT_MS
 from PIL import Image
 
 from transformer.explorer import link_store, theme
+from transformer.explorer.views import VIEWS
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--no-first-run",
-]
 SCREENSHOTS = {
     "light": ROOT / "assets" / "screenshot.png",
     "dark": ROOT / "assets" / "screenshot-dark.png",
     "atlas": ROOT / "assets" / "screenshot-atlas.png",
 }
-TIMEOUT_MS = 60_000  # a ceiling, not a target: on 2 busy cores a first draw can take 30 s
 
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
-]
-sync_api = pytest.importorskip("playwright.sync_api")
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser, url):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    context.grant_permissions(["clipboard-read", "clipboard-write"], origin=url.rstrip("/"))
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    yield page
-    context.close()
+pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 
 
 def wait_for_heatmap_with(page, *words: str) -> None:
@@ -372,22 +342,22 @@ def test_tabs_draw_only_when_opened_and_without_the_model(page, url, app):
         submit(page, "a charming journey")
         wait_for_heatmap_with(page, "charming")
         assert page.locator("#attention-grid svg.main-svg").count() == 0  # not sent until its tab is opened
-        analysed = len(calls)
+        analyzed = len(calls)
         page.get_by_role("tab", name="All heads").click()
         wait_for_text(page, "#attention-grid", "layer 2 · head 2", "charming")
         page.get_by_role("tab", name="Positional encoding").click()
         wait_for_text(page, "#pe-curves", "your 3 tokens")
         wait_for_text(page, "#pe-table", "Positional encoding table")  # the model's own: sent when the tab opens
         wait_for_text(page, "#pe-similarity", "Similarity of positions")
-        assert len(calls) == analysed  # drawn from the kept analysis
+        assert len(calls) == analyzed  # drawn from the kept analysis
     finally:
         hook.remove()
 
 
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_a_cold_deep_link_shows_its_view_fully_drawn(browser, url, width, height):
-    """On a phone the knockout tab is in Gradio's overflow menu, the page selects it there, and the grid of
-    small multiples has no token labels (``theme.PHONE_JS``)."""
+    """The page selects the knockout tab in the tab row, which wraps onto more rows on a phone (no tab is in
+    an overflow menu), and on a phone the grid of small multiples has no token labels (``phone.js``)."""
     context = browser.new_context(viewport={"width": width, "height": height})  # a fresh page: no session, no cache
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
@@ -428,3 +398,77 @@ def test_every_tab_is_in_the_tab_row_and_a_phone_can_tap_each(browser, url, app,
         assert tabs.all_text_contents() == names  # opening a tab moves none of them
     finally:
         context.close()
+
+
+# --- every view's controls in the address -------------------------------------------------------------------------
+
+ADDRESS_TEXT = "a charming journey , the acting was dull"
+REORDERED = " ".join(reversed(ADDRESS_TEXT.split()))
+# How a person sets each view's address parameter to a value other than its default, on ``ADDRESS_TEXT``:
+# (how, the control's label, the choice's label or what is typed, the value the address then holds).
+NEW_VALUES = {
+    "rollout_layer": ("choose", "Rollout after layer", "1", "1"),
+    "target": ("choose", "Target class", "negative", "negative"),
+    "steps": ("type", "Integrated Gradients steps", "64", "64"),
+    "baseline": ("choose", "Baseline", "zero embeddings", "zero"),
+    "head_layer": ("choose", "Layer", "2", "2"),
+    "head_head": ("choose", "Head", "2", "2"),
+    "query": ("pick", "Query token", "2 journey", "2"),
+    "heads_off": ("choose", "Heads switched off (L = layer, H = head)", "L1 H2", "L1 H2"),
+    "position": ("pick", "Token", "2 journey", "2"),
+    "mode": ("choose", "Change", "remove", "remove"),
+    "order": ("choose", "Reordering", "my own reordering", "yours"),
+    "seed": ("type", "Shuffle seed", "7", "7"),
+    "reordered": ("type", "My reordering (the same words)", REORDERED, REORDERED),
+    "compare": ("type", "Sentence B", "not a charming journey", "not a charming journey"),
+    "compare_layer": ("choose", "Layer", "2", "2"),
+    "compare_head": ("choose", "Head", "2", "2"),
+}
+
+
+def set_control(page, panel, how: str, label: str, choice: str) -> None:
+    """Change the control labelled ``label`` in the tab ``panel`` as a person would (``NEW_VALUES``)."""
+    block = panel.locator(".block").filter(has=page.get_by_test_id("block-info").get_by_text(label, exact=True))
+    if how == "choose":  # a radio button or a check box
+        block.get_by_label(choice, exact=True).check()
+    elif how == "pick":  # a dropdown's option
+        block.get_by_role("combobox").click()
+        page.get_by_role("option", name=choice).click()
+    else:  # typed; Enter is a box's submit, leaving a slider's number box (Tab) its release
+        box = block.locator("textarea, input:not([type=range])").first
+        box.fill(choice)
+        box.press("Enter")
+        box.press("Tab")
+
+
+def address_holding(page, expected: dict, seconds: float = 30) -> dict:
+    """The address's parameters once they hold ``expected`` (the address is written after each event's answer)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        held = {
+            name: values[0] for name, values in parse_qs(page.evaluate("() => window.location.search.slice(1)")).items()
+        }
+        if expected.items() <= held.items():
+            return held
+        if time.monotonic() > deadline:
+            pytest.fail(f"the address never held {expected}; it holds {held}")
+        time.sleep(0.2)
+
+
+def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page, url):
+    """A copied address holds each view's controls: change each one on its tab, and the address has every one
+    of the view's parameters with its new value (not only the one changed last)."""
+    assert sorted(NEW_VALUES) == sorted(name for view in VIEWS for name in view.params)  # a new one needs a row
+    page.goto(url)
+    submit(page, ADDRESS_TEXT)
+    wait_for_heatmap_with(page, "charming", "dull")
+    for view in (view for view in VIEWS if view.params):
+        page.get_by_role("tab", name=view.title, exact=True).click()
+        before = address_holding(page, {"view": view.id})
+        panel = page.locator("#views .tabitem").filter(visible=True)
+        for name in view.params:
+            how, label, choice, value = NEW_VALUES[name]
+            assert before.get(name) != value, f"{name} is {value} already"
+            set_control(page, panel, how, label, choice)
+            address_holding(page, {name: value})
+        address_holding(page, {"view": view.id} | {name: NEW_VALUES[name][3] for name in view.params})

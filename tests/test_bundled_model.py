@@ -20,7 +20,7 @@ from transformer.loading import DEFAULT_MODEL_DIR, load_model
 from transformer.tokenizer import UNK_ID
 from transformer.training.data import read_labelled
 from transformer.training.mixture import read_dev_sets, read_test_sets
-from transformer.training.scoring import accuracy, positive_probabilities, predict
+from transformer.training.scoring import accuracy, positive_probabilities, predicted_classes
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = USER_DATA_DIR  # $SENTIMENT_DATA_DIR as the caller set it (app_fixtures hides it from the app)
@@ -121,14 +121,14 @@ def test_recorded_selection_scores_clear_their_floors(bundled):
 def test_reaches_its_recorded_accuracy_on_each_selection_set(bundled, dev_sets, name):
     rows = dev_sets[name]
     assert len(rows.texts) == bundled.metrics["dev_rows"][name]
-    measured = accuracy(predict(bundled.model, bundled.tokenizer, rows.texts), rows.labels)
+    measured = accuracy(predicted_classes(bundled.model, bundled.tokenizer, rows.texts), rows.labels)
     assert measured == pytest.approx(bundled.metrics["dev"][name], abs=tolerance(len(rows.texts)))
     assert measured >= DEV_FLOORS[name]
 
 
 def test_reaches_its_recorded_accuracy_on_the_sst2_test_set(bundled, data_dir):
     rows = read_test_sets(data_dir, bundled.metrics["arguments"]["max_rows"])["sst2"]
-    measured = accuracy(predict(bundled.model, bundled.tokenizer, rows.texts), rows.labels)
+    measured = accuracy(predicted_classes(bundled.model, bundled.tokenizer, rows.texts), rows.labels)
     assert measured == pytest.approx(bundled.metrics["test"]["sst2"], abs=tolerance(len(rows.texts)))
 
 
@@ -137,7 +137,7 @@ def test_hand_written_reviews_from_other_domains(bundled):
     # one of the selection sets. A floor that catches a normaliser or tokenizer that breaks raw text.
     data = read_labelled(REPO_ROOT / "benchmarks" / "ood_reviews.tsv")
     assert len(data.texts) == 121 and sorted(set(data.labels)) == [0, 1]
-    measured = accuracy(predict(bundled.model, bundled.tokenizer, data.texts), data.labels)
+    measured = accuracy(predicted_classes(bundled.model, bundled.tokenizer, data.texts), data.labels)
     assert measured == pytest.approx(bundled.metrics["dev"]["ood"], abs=tolerance(121))
     assert measured >= DEV_FLOORS["ood"]
 
@@ -145,7 +145,7 @@ def test_hand_written_reviews_from_other_domains(bundled):
 def test_everyday_sentences_stay_above_their_floor(bundled):
     data = read_labelled(REPO_ROOT / "benchmarks" / "everyday_sentences.tsv")
     assert len(data.texts) >= 50 and sorted(set(data.labels)) == [0, 1]
-    measured = accuracy(predict(bundled.model, bundled.tokenizer, data.texts), data.labels)
+    measured = accuracy(predicted_classes(bundled.model, bundled.tokenizer, data.texts), data.labels)
     assert measured == pytest.approx(bundled.metrics["test"]["everyday"], abs=tolerance(len(data.texts)))
     assert measured >= EVERYDAY_FLOOR
 
@@ -167,7 +167,7 @@ def test_review_vocabulary_is_one_token_each(bundled, word):
     ],
 )
 def test_plain_raw_text_gets_the_obvious_label(bundled, text, label):
-    prediction = predict(bundled.model, bundled.tokenizer, [text]).item()
+    prediction = predicted_classes(bundled.model, bundled.tokenizer, [text]).item()
     assert bundled.model.label_names[prediction] == label
 
 
@@ -209,7 +209,7 @@ EXAMPLE_LABELS = {
 def test_the_page_examples_are_read_right(bundled):
     examples = importlib.import_module("app").EXAMPLES
     assert set(examples) == set(EXAMPLE_LABELS)
-    predictions = predict(bundled.model, bundled.tokenizer, examples).tolist()
+    predictions = predicted_classes(bundled.model, bundled.tokenizer, examples).tolist()
     assert [bundled.model.label_names[p] for p in predictions] == [EXAMPLE_LABELS[text] for text in examples]
 
 

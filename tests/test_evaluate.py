@@ -6,13 +6,13 @@ import json
 import pytest
 import torch
 
-from transformer.evaluate import main
+from transformer.evaluate import confusion_summary, main
 from transformer.loading import load_model
 from transformer.training.data import read_labelled
 from transformer.training.mixture import chunk
 from transformer.training.scoring import (
     accuracy,
-    predict,
+    predicted_classes,
     score_sets,
     text_probabilities,
     window_probabilities,
@@ -64,6 +64,18 @@ def test_evaluate_scores_like_training_on_a_middling_model(tiny_model_dir, toy_d
     assert 0.0 < scores["mean"] < 0.9
 
 
+def test_the_confusion_summary_counts_each_true_class_by_its_predictions():
+    # Rows of the confusion matrix [[1, 2, 0], [0, 1, 0], [1, 0, 0]]: not symmetric, so a transpose shows.
+    labels = [0, 0, 0, 1, 2]
+    predictions = torch.tensor([0, 1, 1, 1, 0])
+    assert confusion_summary("set.tsv", predictions, labels, ["neg", "neu", "pos"]).splitlines() == [
+        "set.tsv:",
+        "  true neg (3): predicted 1 neg, 2 neu, 0 pos",
+        "  true neu (1): predicted 0 neg, 1 neu, 0 pos",
+        "  true pos (1): predicted 1 neg, 0 neu, 0 pos",
+    ]
+
+
 def test_a_long_text_gets_the_mean_of_its_chunks(tiny_model_dir):
     loaded = load_model(tiny_model_dir, device="cpu")
     model, tokenizer = loaded.model, loaded.tokenizer
@@ -82,8 +94,8 @@ def test_a_long_text_gets_the_mean_of_its_chunks(tiny_model_dir):
 def test_batched_predictions_match_one_by_one(tiny_model_dir):
     loaded = load_model(tiny_model_dir, device="cpu")
     texts = ["it 's charming", "unflinchingly bleak and desperate", "a dull , simple-minded tale", "astounding"]
-    predictions = predict(loaded.model, loaded.tokenizer, texts, batch_size=3)
-    one_by_one = torch.cat([predict(loaded.model, loaded.tokenizer, [text]) for text in texts])
+    predictions = predicted_classes(loaded.model, loaded.tokenizer, texts, batch_size=3)
+    one_by_one = torch.cat([predicted_classes(loaded.model, loaded.tokenizer, [text]) for text in texts])
     assert torch.equal(predictions, one_by_one)
     assert accuracy(predictions, predictions.tolist()) == 1.0
     assert accuracy(predictions, (1 - predictions).tolist()) == 0.0
@@ -92,10 +104,10 @@ def test_batched_predictions_match_one_by_one(tiny_model_dir):
 def test_predict_restores_training_mode_and_refuses_empty_text(tiny_model_dir):
     loaded = load_model(tiny_model_dir, device="cpu")
     loaded.model.train()
-    predict(loaded.model, loaded.tokenizer, ["it 's charming"])
+    predicted_classes(loaded.model, loaded.tokenizer, ["it 's charming"])
     assert loaded.model.training
     with pytest.raises(ValueError, match="encodes to no tokens"):
-        predict(loaded.model, loaded.tokenizer, ["fine", "   "])
+        predicted_classes(loaded.model, loaded.tokenizer, ["fine", "   "])
 
 
 def test_missing_model_is_one_line_error(tmp_path):

@@ -68,14 +68,29 @@ def test_pad_and_zero_baselines_agree_while_the_pad_row_is_zero():
     assert integrated_gradients(model, SENTENCE, 0, baseline="pad").baseline_logit != pytest.approx(zero.baseline_logit)
 
 
+def _peaked_case() -> tuple[torch.nn.Module, torch.Tensor]:
+    """A wider model and a 25-token sentence whose IG integrand is sharply peaked: few nodes miss it."""
+    model = tiny_model(d_model=64, num_heads=4, d_ff=128, vocab_size=500)
+    return model, torch.randint(1, 500, (1, 25), generator=torch.Generator().manual_seed(0))
+
+
 def test_too_few_steps_are_flagged():
     # A sharply peaked integrand: one node cannot integrate it, and the result says so.
-    model = tiny_model(d_model=64, num_heads=4, d_ff=128, vocab_size=500)
-    ids = torch.randint(1, 500, (1, 25), generator=torch.Generator().manual_seed(0))
+    model, ids = _peaked_case()
     coarse, fine = integrated_gradients(model, ids, 1, steps=1), integrated_gradients(model, ids, 1)
     assert not coarse.complete
     assert fine.complete
     assert fine.relative_completeness_error < coarse.relative_completeness_error
+
+
+@pytest.mark.parametrize("steps", [3, 4, 5])
+def test_a_few_steps_off_by_tens_of_percent_are_flagged(steps):
+    # 1 step is 87 % off and 32 steps well under 1 %; these sit between, where a tolerance widened
+    # tenfold (0.5) would call them complete.
+    model, ids = _peaked_case()
+    result = integrated_gradients(model, ids, 1, steps=steps)
+    assert 0.1 < result.relative_completeness_error < 0.4
+    assert not result.complete
 
 
 def _batches_seen(model: torch.nn.Module) -> list[int]:

@@ -19,10 +19,11 @@ from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transformer.explorer import analysis, runner, views
+from transformer.explorer import analysis, api, page, payloads, restore, runner, token_spans, views
 from transformer.explorer.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import MAIN_VIEWS, show_main_view
+from transformer.explorer.registry import PageValues
 
 FUZZ = settings(
     max_examples=60,
@@ -108,13 +109,13 @@ def test_analyze_reads_any_text_whole_or_truncated_or_says_why(loaded, text):
     np.testing.assert_allclose(result.attentions.sum(axis=-1), 1.0, atol=1e-4)
     assert sum(result.probabilities) == pytest.approx(1.0, abs=1e-5)
     assert all(0 <= start <= end <= len(text) for start, end in result.offsets)
-    shown = analysis.token_spans(result)  # every character read shown once, then one marker for the rest
+    shown = token_spans.token_spans(result)  # every character read shown once, then one marker for the rest
     read = result.offsets[-1][1] if result.truncated else len(text)
-    marker = [analysis.unread_marker(text[read:])] if result.truncated else []
+    marker = [token_spans.unread_marker(text[read:])] if result.truncated else []
     assert "".join(piece for piece, _ in shown[: len(shown) - len(marker)]) == text[:read]
     assert [piece for piece, _ in shown[len(shown) - len(marker) :]] == marker
-    json.dumps(analysis.attention_payload(result), allow_nan=False)  # what /attention sends is valid JSON
-    json.dumps(analysis.label_payload(result), allow_nan=False)
+    json.dumps(payloads.attention_payload(result), allow_nan=False)  # what /attention sends is valid JSON
+    json.dumps(payloads.label_payload(result), allow_nan=False)
 
 
 @FIGURES
@@ -124,7 +125,7 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
     layer = 1 + layer % model.num_layers  # the Radio lets through only its choices: 1..L,
     head = MEAN_HEAD if head % (model.num_heads + 1) == 0 else str(head % (model.num_heads + 1))  # "1".."H", mean
     try:
-        outputs = app.show_text(text, layer, head, dims)
+        outputs = page.show_text(text, layer, head, dims)
     except gr.Error as error:
         assert error.print_exception is False  # a user's mistake leaves no stack trace in the server log
         assert_clear(error.message, text)
@@ -136,11 +137,12 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
         assert is_clear_sentence(notice)
         return
     assert set(prediction) == set(model.label_names)
-    assert "".join(piece for piece, _ in spans) == text
+    assert spans == token_spans.token_spans(result)  # whose pieces the test above checks, truncated texts too
     assert (notice != "") == (result.notice is not None)
     assert grid is curves is None  # drawn when their tabs open
     heatmap, grid, curves = (
-        show_main_view(result, view, layer, head, dims, "global", [])[i] for i, view in enumerate(MAIN_VIEWS)
+        show_main_view(result, view, PageValues(layer, head, dims, "global", []))[i]
+        for i, view in enumerate(MAIN_VIEWS)
     )
     for figure in (heatmap, grid, curves):
         for label in figure_labels(figure):  # typed markup is escaped: plotly never sees a tag from the text
@@ -153,13 +155,13 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
 def test_token_view_shows_an_expanded_character_once(loaded, text):
     result = analysis.analyze(loaded.model, loaded.tokenizer, text)
     assert expanded_by_normaliser(result)  # the case this test is about
-    assert "".join(piece for piece, _ in analysis.token_spans(result)) == text
+    assert "".join(piece for piece, _ in token_spans.token_spans(result)) == text
 
 
 @FIGURES
 @given(text=hostile_text())
 def test_api_handlers_answer_any_text_or_raise_a_clear_gr_error(app, loaded, text):
-    for handler in (app.predict, views.attention.attention):
+    for handler in (api.predict, views.attention.attention):
         try:
             payload = handler(text)
         except gr.Error as error:
@@ -168,7 +170,7 @@ def test_api_handlers_answer_any_text_or_raise_a_clear_gr_error(app, loaded, tex
             assert len(text) > CAP or not text.strip() or not loaded.tokenizer.encode(text).ids
             continue
         json.dumps(payload, allow_nan=False)
-        assert payload["label"] in loaded.model.label_names if handler is app.predict else payload["tokens"]
+        assert payload["label"] in loaded.model.label_names if handler is api.predict else payload["tokens"]
 
 
 POSITIVE = st.integers(1, 12) | st.sampled_from([2**31, 2**63, 10**30])
@@ -221,7 +223,7 @@ def test_restore_view_takes_only_valid_values_from_the_address(app, query, curre
     query = {key: str(value) for key, value in query.items()}
     request = gr.Request(query_params=query)
     try:
-        text, layer, head, *_ = app.restore_view(NORMAL_TEXT, current_layer, current_head, [0], request=request)
+        text, layer, head, *_ = restore.restore_view(NORMAL_TEXT, current_layer, current_head, [0], request=request)
     except gr.Error as error:
         assert_clear(error.message, query)
         assert len(query.get("text", "")) > CAP
@@ -236,7 +238,7 @@ def test_a_text_of_the_wrong_type_is_a_clear_input_error(app, value):
     with pytest.raises(analysis.InputError) as raised:
         analysis.check_text(value)
     assert_clear(str(raised.value), value)
-    for handler in (app.predict, views.attention.attention):
+    for handler in (api.predict, views.attention.attention):
         with pytest.raises(gr.Error) as raised:
             handler(value)
         assert_clear(raised.value.message, value)

@@ -22,7 +22,7 @@ import pytest
 from app_fixtures import serving
 
 from transformer.explorer import clients, fair_queue, guard, link_store, runner, server, sessions
-from transformer.explorer.page import URL_PARAMS, share_link
+from transformer.explorer.address import URL_PARAMS, share_link
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
@@ -255,12 +255,12 @@ def test_every_queued_event_shares_one_model_group_and_the_rest_routes_skip_no_q
 
 def test_a_client_past_its_jobs_is_told_to_retry_and_another_client_still_gets_in(app, guarded, monkeypatch):
     release, started = threading.Event(), threading.Semaphore(0)
-    analyse = runner.run_model
+    analyze = runner.run_model
 
     def slow_model(text):
         started.release()
         release.wait(30)
-        return analyse(text)
+        return analyze(text)
 
     monkeypatch.setattr(runner, "run_model", slow_model)
     try:

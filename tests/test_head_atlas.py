@@ -65,6 +65,23 @@ def test_a_previous_token_head_scores_one_there_and_is_named_for_it():
     assert found.behaviour[0, 1, previous] == pytest.approx(expected, rel=1e-5)
 
 
+def test_first_last_and_punctuation_weights_on_a_hand_built_corpus():
+    # Token 7 is the punctuation. Two of the five sentences have none, so they must not count towards its mean.
+    corpus_ids = [[7, 5, 6], [5, 7, 7, 9, 10], [8], [5, 6, 8, 9], [7, 9]]  # 15 queries, 10 in punctuated ones
+    punctuation = torch.zeros(50, dtype=torch.bool)
+    punctuation[7] = True
+    found = atlas.head_behaviour(HandBuiltAttention().eval(), corpus_ids, punctuation, batch_size=2)
+    # Previous-token head: the first token gets queries 0 and 1 of each sentence (only query 0 of [8]), the last
+    # token only the one query of [8]; punctuation gets queries 0, 1 | 2, 3 | 0, 1 of the punctuated sentences.
+    previous_head = [5 / 15, 1.0, 0.0, 9 / 15, 1 / 15, 6 / 10]
+    # Uniform head: 1/n on each key, so one unit per sentence on the first and on the last token, and as
+    # many units as it has punctuation tokens: 1 + 2 + 1 over 10 queries.
+    neighbour = (2 / 3 + 4 / 5 + 0 + 3 / 4 + 1 / 2) / 10  # Σ (n − 1)/n over the 10 queries with a neighbour
+    uniform_head = [5 / 15, neighbour, neighbour, 5 / 15, 5 / 15, 4 / 10]
+    expected = torch.tensor([previous_head, uniform_head]).expand(2, 2, len(atlas.BEHAVIOURS))
+    torch.testing.assert_close(found.behaviour, expected, rtol=1e-6, atol=1e-7)
+
+
 def test_the_role_rule():
     weights = torch.tensor([0.1, 0.2, 0.1, 0.1, 0.1, 0.6])
     assert atlas.head_role(weights, 0.9) == "punctuation"

@@ -3,28 +3,23 @@ page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an 
 colour controls shown only where they change something."""
 
 import time
-from pathlib import Path
 
 import pytest
 from app_fixtures import TINY_MAX_LEN
-from test_browser import CHROMIUM, TIMEOUT_MS, browser, copied_text, page, wait_for_heatmap_with
+from conftest import TIMEOUT_MS
+from test_browser import copied_text, wait_for_heatmap_with
 
 from transformer.explorer import analysis
 
-__all__ = ["browser", "page"]  # fixtures from tests/test_browser.py, used here by name
-
-pytestmark = [
-    pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)"),
-]
+pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 FRESH_PAGES = 20
 WORDS = ["charming", "journey", "funny", "dull", "wonderful", "film", "acting", "affecting"]
-SETTLED = "() => window.__explorerAddressRead === true"  # the load's steps have all run (page.js keepTyped too)
+SETTLED = "() => window.explorer?.addressRead === true"  # the load's steps have all run (page.js keepTyped too)
 
 
 def fresh_page(browser, url: str, address: str = "", **context):
     """A page in a new browser context (no session, no cache), opened at ``url + address`` without waiting."""
-    opened = browser.new_context(viewport={"width": 1280, "height": 900}, **context)
+    opened = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | context))
     page = opened.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url + address, wait_until="commit")
@@ -58,7 +53,7 @@ def forward_count(app):
     return calls, app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
 
 
-def test_enter_analyses_and_shift_enter_starts_a_new_line(page, url, app):
+def test_enter_analyzes_and_shift_enter_starts_a_new_line(page, url, app):
     page.goto(url)
     wait_for_heatmap_with(page)  # the page-load analysis has finished
     box = page.locator("#sentence textarea")
@@ -168,16 +163,9 @@ def test_a_long_text_shows_what_was_read_and_the_page_stays_short(page, url):
     assert page_height(page) < short + 400  # was 4,919 px: the whole unread text
 
 
-def open_tab(page, view: str, title: str) -> None:
-    """Select a view's tab, in the tab row or in Gradio's overflow menu (where a tab that does not fit goes)."""
-    page.evaluate(
-        """([view, title]) => {
-            const find = (selector, test) => [...document.querySelectorAll(selector)].find(test);
-            (find("#views [data-tab-id]", (b) => b.dataset.tabId === view)
-                || find("#views .overflow-dropdown button", (b) => b.textContent.trim() === title)).click();
-        }""",
-        [view, title],
-    )
+def open_tab(page, view: str) -> None:
+    """Select a view's tab in the tab row (which wraps: every tab is in it)."""
+    page.locator(f'#views [data-tab-id="{view}"]').click()
 
 
 def colour_controls_shown(page) -> bool:
@@ -191,14 +179,49 @@ def test_colour_controls_show_only_on_tabs_that_use_them(browser, url, view):
         page.wait_for_function(SETTLED)
         assert page.locator("#sentence textarea").input_value() == "a charming journey"  # nothing typed: the link's
         page.locator("#colour-scale").wait_for(state="hidden")  # a deep link to a view without them
-        open_tab(page, "all-heads", "All heads")
+        open_tab(page, "all-heads")
         page.locator("#colour-scale").wait_for(state="visible")
         assert colour_controls_shown(page)
-        for tab in (("positional-encoding", "Positional encoding"), ("errors", "Errors"), ("word-order", "Word order")):
-            open_tab(page, *tab)
+        for tab in ("positional-encoding", "errors", "word-order"):
+            open_tab(page, tab)
             page.locator("#colour-scale").wait_for(state="hidden")
             assert not page.locator("#leave-out").is_visible()
-        open_tab(page, "attention", "Attention")
+        open_tab(page, "attention")
         page.locator("#colour-scale").wait_for(state="visible")
+    finally:
+        context.close()
+
+
+def swipe_down(session, x: float, y: float, steps: int = 10, step_px: float = 20) -> None:
+    """A finger that touches at (x, y) and moves down ``steps`` times (the page, if it can, scrolls up)."""
+    session.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": [{"x": x, "y": y}]})
+    for k in range(1, steps + 1):
+        session.send("Input.dispatchTouchEvent", {"type": "touchMove", "touchPoints": [{"x": x, "y": y + step_px * k}]})
+        time.sleep(0.02)
+    session.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+
+def test_on_a_touch_screen_a_tap_shows_a_cells_value_and_a_swipe_scrolls_the_page(browser, url):
+    """On a phone (touch, 390 px) a tap on a heatmap shows its hover label, and a vertical swipe that starts on
+    the heatmap scrolls the page rather than zooming the figure (``figures.TOUCH``: no drag mode)."""
+    context, page = fresh_page(
+        browser, url, "?text=a%20charming%20journey", viewport={"width": 390, "height": 844}, has_touch=True
+    )
+    try:
+        page.wait_for_function(SETTLED)
+        wait_for_heatmap_with(page, "charming")
+        plot = page.locator("#attention-heatmap .nsewdrag").first
+        plot.scroll_into_view_if_needed()
+        box = plot.bounding_box()
+        page.touchscreen.tap(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+        page.wait_for_function("() => document.querySelector('#attention-heatmap .hoverlayer .hovertext')")
+        assert "charming" in page.locator("#attention-heatmap .hoverlayer").text_content()  # a cell's key or query
+        before = page.evaluate("() => window.scrollY")
+        assert before > 150  # the heatmap is below the first screen: a swipe down has room to scroll the page up
+        swipe_down(context.new_cdp_session(page), box["x"] + box["width"] / 2, box["y"] + box["height"] / 3)
+        page.wait_for_function("(y) => window.scrollY < y - 100", arg=before)
+        dragmode = "() => document.querySelector('#attention-heatmap .js-plotly-plot')._fullLayout.dragmode"
+        assert page.evaluate(dragmode) is False
+        assert not page.locator("#attention-heatmap .zoombox").count()  # no zoom box was drawn
     finally:
         context.close()

@@ -14,7 +14,6 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 
 import ast
 import inspect
-import json
 import pickle
 import re
 from pathlib import Path
@@ -31,8 +30,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
-from transformer.explorer import link_store, runner
+from transformer.explorer import address, link_store, page, restore, runner, scripts
 from transformer.loading import ModelLoadError, load_model
+
+PAGE_JS = (Path(scripts.__file__).parent / "page.js").read_text()
 
 PICKLE_NAMES = ["pytorch_model.bin", "model.bin", "pytorch_model.pt", "model.pkl", "model.ckpt", "training_args.bin"]
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
@@ -201,14 +202,15 @@ def test_changing_MODEL_ID_after_start_changes_no_answer(app, client, tmp_path, 
 
 
 def test_the_address_keys_are_a_short_allow_list_of_view_inputs(app):
-    keys = app.URL_PARAMS
+    keys = address.URL_PARAMS
     assert len(keys) == len(set(keys)) <= 30
     assert "text" in keys and "layer" in keys and "head" in keys
     assert not [key for key in keys if MODEL_WORDS.search(key)]
-    writers = [fn.js for fn in app.demo.fns.values() if fn.js and "history.replaceState" in fn.js]
+    writers = [fn.js for fn in app.demo.fns.values() if fn.js and "Address(" in fn.js]
     assert writers  # the page rewrites its address after each view...
-    for js in writers:  # ...from the allow-list only, and drops a deep link's key
-        assert json.dumps(keys) in js and 'searchParams.delete("deep_link")' in js
+    assert page.script_config()["urlParams"] == keys  # ...from the allow-list only, and drops a deep link's key
+    set_address = PAGE_JS[PAGE_JS.index("function setAddress") :]
+    assert "for (const name of urlParams)" in set_address and 'searchParams.delete("deep_link")' in set_address
 
 
 @settings(
@@ -227,15 +229,15 @@ def test_the_address_keys_are_a_short_allow_list_of_view_inputs(app):
     )
 )
 def test_unknown_address_keys_change_nothing(app, extra):
-    extra = {key: value for key, value in extra.items() if key not in app.URL_PARAMS}
+    extra = {key: value for key, value in extra.items() if key not in address.URL_PARAMS}
     known = {"text": "a charming journey", "layer": "2", "head": "mean", "view": "rollout"}
     defaults = ["", 1, "1", None]  # the page's text, layer, head and dimensions: the address's win
-    plain = app.restore_view(*defaults, request=gr.Request(query_params=known))
-    noisy = app.restore_view(*defaults, request=gr.Request(query_params={**known, **extra}))
+    plain = restore.restore_view(*defaults, request=gr.Request(query_params=known))
+    noisy = restore.restore_view(*defaults, request=gr.Request(query_params={**known, **extra}))
     assert plain[:5] == noisy[:5]
     assert plain[5].tokens == noisy[5].tokens and plain[5].probabilities == noisy[5].probabilities
-    controls = app.restore_controls(plain[5], gr.Request(query_params=known))
-    assert app.restore_controls(noisy[5], gr.Request(query_params={**known, **extra})) == controls
+    controls = restore.restore_controls(plain[5], gr.Request(query_params=known))
+    assert restore.restore_controls(noisy[5], gr.Request(query_params={**known, **extra})) == controls
 
 
 SELECTORS = (gr.Radio, gr.Dropdown, gr.CheckboxGroup)
@@ -289,7 +291,6 @@ def test_an_unexpected_error_reaches_the_client_without_its_trace(app, client, m
 
 # --- Markup in the browser -------------------------------------------------------------------------------------
 
-CHROMIUM = "/usr/bin/chromium"
 INJECTED_JS = """() => ({
     ran: typeof window.__pwned,
     elements: [...document.querySelectorAll('[id*=pwned], [class*=pwned], a[href^="javascript"]')].map(
@@ -301,25 +302,6 @@ INJECTED_JS = """() => ({
 CLEAN = {"ran": "undefined", "elements": [], "scripts": 0}
 SHARED_TEXT = "<script>window.__pwned=1</script> <i class=pwned>a</i> charming " + EVIL
 SHORT_TEXT = "<script>__pwned=1</script> <i class=pwned>a</i> charming"  # 31 tokens: the whole of it is read
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).exists():
-        pytest.skip(f"no Chromium at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
-
-
-@pytest.fixture
-def page(browser):
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(60_000)
-    yield page
-    page.close()
 
 
 @pytest.mark.browser
@@ -347,7 +329,7 @@ def test_markup_in_a_shared_address_stays_text_in_every_view(page, url, view, te
 def test_a_crafted_link_puts_no_markup_on_the_page(app, url, page, tmp_path, monkeypatch):
     """A link whose every kept input is markup (as a crafted call to the share event could keep): it shows as text."""
     monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
-    crafted = {name: f"{EVIL} <b class=pwned>x</b>" for name in app.URL_PARAMS}
+    crafted = {name: f"{EVIL} <b class=pwned>x</b>" for name in address.URL_PARAMS}
     key = link_store.save_link(crafted | {"text": SHARED_TEXT})
     page.goto(f"{url}?link={key}")
     page.wait_for_function(

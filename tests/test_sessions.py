@@ -13,12 +13,13 @@ import pytest
 from fuzz_helpers import QueueCaller
 
 from transformer.explorer import link_store, server, sessions
-from transformer.explorer.page import URL_PARAMS, restore_controls, restore_view, share_link
+from transformer.explorer.address import URL_PARAMS, share_link
+from transformer.explorer.restore import restore_controls, restore_view
 
 TEXT = "a charming and often affecting journey ."
 
 
-def analysed_session(app, url) -> QueueCaller:
+def analyzed_session(app, url) -> QueueCaller:
     """A page session that has read TEXT (its gr.State holds the analysis), as a browser's first load does."""
     caller = QueueCaller(url)
     index, fn = next((i, fn) for i, fn in app.demo.fns.items() if fn.name == "restore_page")
@@ -43,8 +44,8 @@ def wait_until(condition, seconds: float) -> bool:
 def test_a_closed_page_releases_its_session_and_the_memory_it_freed(app, url, monkeypatch):
     returned = []
     monkeypatch.setattr(sessions, "return_freed_memory", lambda: returned.append(True))  # read by the running sweep
-    caller = analysed_session(app, url)
-    other = analysed_session(app, url)
+    caller = analyzed_session(app, url)
+    other = analyzed_session(app, url)
     try:
         assert holds_analysis(app, caller.session_hash)
         heartbeat = f"{url}gradio_api/heartbeat/{caller.session_hash}"
@@ -60,7 +61,7 @@ def test_a_closed_page_releases_its_session_and_the_memory_it_freed(app, url, mo
 
 
 def test_a_session_keeps_its_state_but_no_figure_sent(app, url):
-    caller = analysed_session(app, url)  # the page load drew the Attention heatmap and sent it
+    caller = analyzed_session(app, url)  # the page load drew the Attention heatmap and sent it
     try:
         session = app.demo.state_holder.session_data[caller.session_hash]
         assert isinstance(session, sessions.LeanSession)
@@ -86,7 +87,7 @@ def test_freed_memory_goes_back_to_the_system():
 
 
 def test_an_idle_session_expires(app, url, monkeypatch):
-    caller = analysed_session(app, url)
+    caller = analyzed_session(app, url)
     try:
         assert holds_analysis(app, caller.session_hash)
         monkeypatch.setattr(sessions, "IDLE_SECONDS", 0)  # read by the running sweep at its next round
@@ -96,7 +97,7 @@ def test_an_idle_session_expires(app, url, monkeypatch):
 
 
 def test_drop_idle_drops_only_sessions_idle_for_longer_than_the_limit(app, url):
-    idle, busy = analysed_session(app, url), analysed_session(app, url)
+    idle, busy = analyzed_session(app, url), analyzed_session(app, url)
     holder = app.demo.state_holder
     try:
         holder.time_last_used[idle.session_hash] -= sessions.datetime.timedelta(hours=2)
@@ -115,7 +116,7 @@ def test_the_launch_settings_bound_sessions_and_uploads(app, url):
 
 
 def test_gradios_deep_link_route_writes_nothing(app, url):
-    caller = analysed_session(app, url)
+    caller = analyzed_session(app, url)
     folder = Path(app.demo.server_app.uploaded_file_dir) / "deep_links"
     before = set(folder.iterdir()) if folder.exists() else set()
     try:

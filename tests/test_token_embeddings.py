@@ -1,7 +1,5 @@
 """The Token-embeddings view: PCA maps of every stage, deterministic, escaped, and drawn in Chromium."""
 
-from pathlib import Path
-
 import pytest
 import torch
 from app_fixtures import MARKUP
@@ -10,7 +8,6 @@ from transformer.explorer import analysis
 from transformer.explorer.views import token_embeddings
 
 SENTENCE = "a wonderful film , the acting was dull"
-CHROMIUM = "/usr/bin/chromium"
 
 
 def test_principal_map_matches_the_svd_and_fixes_each_sign():
@@ -68,23 +65,20 @@ def test_the_figure_has_a_colour_key_and_room_above_its_points_for_their_labels(
 
 
 @pytest.mark.browser
-@pytest.mark.skipif(not Path(CHROMIUM).exists(), reason=f"no Chromium at {CHROMIUM} (apt-get install chromium)")
-def test_the_tab_draws_a_map_per_stage_in_chromium(url):
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.set_default_timeout(30_000)
-            page.goto(f"{url}?text={SENTENCE}&view=token-embeddings")
-            page.wait_for_function(
-                """() => {
-                    const plot = document.querySelector('#embeddings-plot');
-                    return plot?.querySelectorAll('.scatterlayer .trace').length === 3
-                        && plot.textContent.includes('after layer 2') && plot.textContent.includes('wonderful');
-                }"""
-            )
-            assert "cosine similarity" in page.locator("#embeddings-summary").text_content()
-            assert "view=token-embeddings" in page.evaluate("() => window.location.href")
-        finally:
-            browser.close()
+def test_the_tab_draws_a_map_per_stage_in_chromium(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{url}?text={SENTENCE}&view=token-embeddings")
+        page.wait_for_function(
+            """() => {
+                const plot = document.querySelector('#embeddings-plot');
+                return plot?.querySelectorAll('.scatterlayer .trace').length === 3
+                    && plot.textContent.includes('after layer 2') && plot.textContent.includes('wonderful');
+            }"""
+        )
+        assert "cosine similarity" in page.locator("#embeddings-summary").text_content()
+        assert "view=token-embeddings" in page.evaluate("() => window.location.href")
+    finally:
+        context.close()

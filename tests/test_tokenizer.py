@@ -4,7 +4,14 @@ import pytest
 import torch
 from tokenizers import Tokenizer
 
-from transformer.tokenizer import MASK_TOKEN, PAD_TOKEN, UNK_TOKEN, encode_batch, train_tokenizer
+from transformer.tokenizer import (
+    MASK_TOKEN,
+    PAD_TOKEN,
+    UNK_TOKEN,
+    build_normalizer,
+    encode_batch,
+    train_tokenizer,
+)
 
 
 def ids(tokenizer, text: str) -> list[int]:
@@ -41,6 +48,32 @@ def test_training_is_deterministic():
 )
 def test_raw_text_encodes_like_treebank_text(tiny_tokenizer, treebank, raw):
     assert ids(tiny_tokenizer, raw) == ids(tiny_tokenizer, treebank)
+
+
+@pytest.mark.parametrize(
+    ("raw", "normalised"),
+    [
+        pytest.param("Café ﬁlm", "cafe film", id="unicode-and-accents"),
+        pytest.param("GREAT Film", "great film", id="lowercase"),
+        pytest.param("‘a’ ‚b‛ 2′", "'a' 'b' 2'", id="single-quotes"),
+        pytest.param("“a” „b‟", '"a" "b"', id="double-quotes"),
+        pytest.param("``great''", '"great"', id="treebank-quotes"),
+        pytest.param("`cool'", "'cool'", id="backtick"),
+        pytest.param("-lrb- sigh -RRB-", "( sigh )", id="round-brackets"),
+        pytest.param("-lsb- sic -RSB-", "[ sic ]", id="square-brackets"),
+        pytest.param("1\\/2 \\*ing a\\b", "1/2 *ing a\\b", id="escaped-slash-and-star"),
+        pytest.param("_num_ stars, _NUM_", "0 stars, 0", id="number-placeholder"),
+        pytest.param("don't isn't can't won't", "do n't is n't ca n't wo n't", id="nt-clitic"),
+        pytest.param("it's they're we've i'll i'd i'm", "it 's they 're we 've i 'll i 'd i 'm", id="clitics"),
+        pytest.param("dont isnt cant wont aint", "do n't is n't ca n't wo n't ai n't", id="nt-without-apostrophe"),
+        pytest.param("do nt", "do n't", id="split-nt-without-apostrophe"),
+        pytest.param("cannot", "can not", id="cannot"),
+        pytest.param("gonna wanna", "gon na wan na", id="gonna-wanna"),
+        pytest.param("want paint don gonnas cannoted", "want paint don gonnas cannoted", id="look-alikes-unchanged"),
+    ],
+)
+def test_each_normaliser_rule(raw, normalised):
+    assert build_normalizer().normalize_str(raw) == normalised
 
 
 def test_clitics_and_punctuation_are_single_tokens(tiny_tokenizer):

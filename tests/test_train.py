@@ -19,7 +19,7 @@ from transformer.train import build_parser, main, parse_args
 from transformer.training.data import bucketed_batches, read_labelled
 from transformer.training.loop import Checkpoints
 from transformer.training.mixture import read_dev_sets, read_test_sets
-from transformer.training.scoring import accuracy, predict
+from transformer.training.scoring import accuracy, predicted_classes
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
@@ -44,7 +44,7 @@ def measured_accuracies(folder: Path, data_dir: Path) -> tuple[dict, dict]:
 
     def score(sets: dict) -> dict:
         return {
-            name: round(accuracy(predict(loaded.model, loaded.tokenizer, rows.texts), rows.labels), 4)
+            name: round(accuracy(predicted_classes(loaded.model, loaded.tokenizer, rows.texts), rows.labels), 4)
             for name, rows in sets.items()
         }
 
@@ -219,6 +219,22 @@ def test_resume_ends_with_the_same_files_as_an_uninterrupted_run(
     recorded = read_metrics(trained_toy_model_dir)
     assert {key: metrics[key] for key in SAME_AFTER_RESUME} == {key: recorded[key] for key in SAME_AFTER_RESUME}
     assert not checkpoints.exists()
+
+
+def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_train_args, tmp_path, monkeypatch):
+    # Distinct values, none the default, so a dropped or swapped argument shows; the run stops at the teachers.
+    setups = []
+
+    def stop_at_the_teachers(build, one_hot, setup, *rest):
+        setups.append(setup)
+        raise Interrupted("teachers")
+
+    monkeypatch.setattr("transformer.train.teacher_targets", stop_at_the_teachers)
+    flags = ["--label-smoothing", "0.25", "--word-dropout", "0.05", "--pretrain-epochs", "0", "--batch-size", "12"]
+    with pytest.raises(Interrupted):
+        main([*toy_train_args, *flags, "--output-dir", str(tmp_path / "m")])
+    (setup,) = setups
+    assert (setup.label_smoothing, setup.word_dropout, setup.batch_size, setup.seed) == (0.25, 0.05, 12, 0)
 
 
 def test_resume_refuses_a_changed_recipe(toy_train_args, tmp_path, monkeypatch):

@@ -8,6 +8,7 @@ does not restore the random state.
 import inspect
 import itertools
 import random
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -67,6 +68,20 @@ def test_loss_of_a_padded_batch_is_the_mean_of_each_row_alone():
     input_ids, attention_mask = pad_ids(SEQUENCES)
     with torch.no_grad():
         assert not torch.allclose(model(input_ids)[0], model(input_ids, attention_mask)[0], atol=1e-3)
+
+
+def test_classification_loss_is_the_hand_computed_label_smoothed_cross_entropy():
+    # Smoothing ε mixes each target with the uniform distribution: q = (1 − ε)·t + ε / C, loss = −Σ q·log p.
+    model, rows, smoothing = tiny_model(), [0, 2, 3], 0.2
+    input_ids, attention_mask = pad_ids([SEQUENCES[i] for i in rows])
+    with torch.no_grad():
+        log_p = model(input_ids, attention_mask).log_softmax(dim=-1)  # (3, 2)
+    smoothed = (1 - smoothing) * TARGETS[rows] + smoothing / 2  # row 2 is a soft target, (0.3, 0.7)
+    expected = -(smoothed * log_p).sum(dim=-1).mean()
+    found = classification_loss(model, SEQUENCES, TARGETS, rows, word_dropout=0.0, label_smoothing=smoothing)
+    torch.testing.assert_close(found.detach(), expected, atol=1e-6, rtol=1e-6)
+    plain = -(TARGETS[rows] * log_p).sum(dim=-1).mean()
+    assert abs(found.item() - plain.item()) > 1e-3  # the check has power: smoothing moves this loss
 
 
 def test_scoring_a_padded_batch_gives_each_row_its_own_probabilities():
@@ -331,6 +346,22 @@ def test_a_classifier_trains_only_on_the_weighted_sources(monkeypatch):
     per_epoch = sorted(seen[: len(seen) // 2])
     assert per_epoch == sorted([*range(12), *range(18, 24), *range(18, 24)])  # a once, b never, c twice
     assert sorted(seen[len(seen) // 2 :]) == per_epoch and seen[: len(seen) // 2] != seen[len(seen) // 2 :]
+
+
+def test_a_classifier_trains_with_the_setups_label_smoothing(monkeypatch):
+    # Word dropout and smoothing take different values here, so neither can stand in for the other.
+    setup = replace(classification_setup({"b": 0, "c": 0}), word_dropout=0.05, label_smoothing=0.3)
+    passed, real_loss = [], phases_module.classification_loss
+    signature = inspect.signature(real_loss)
+
+    def recording_loss(*args, **kwargs):
+        passed.append(signature.bind(*args, **kwargs).arguments)
+        return real_loss(*args, **kwargs)
+
+    monkeypatch.setattr(phases_module, "classification_loss", recording_loss)
+    one_hot = nn.functional.one_hot(torch.tensor(setup.mixture.labels), 2).float()
+    train_classifier("s", tiny_model(), one_hot, setup, None, Schedule(1, 1e-2), Checkpoints(None))
+    assert passed and {(call["word_dropout"], call["label_smoothing"]) for call in passed} == {(0.05, 0.3)}
 
 
 def test_teacher_targets_average_the_teachers_and_are_read_back_from_checkpoints(tmp_path):

@@ -19,8 +19,8 @@ from transformer.explain import (
     predict,
     word_order_experiment,
 )
-from transformer.explorer import analysis
 from transformer.explorer import figures as figures_module
+from transformer.explorer import token_spans
 from transformer.explorer.figures import attention_heatmap, shown_values, token_labels
 from transformer.explorer.inputs import page_numbers
 from transformer.explorer.views.attributions import agreement_figure, attribution_figure, attribution_html
@@ -97,7 +97,7 @@ def test_head_figure_title_and_panels(figures):
 
 def test_attribution_html_highlights_the_typed_text_escaped_and_scaled():
     text = "<script> Good &  "
-    pieces = analysis.text_pieces(text, [(0, 8), (9, 13), (14, 15)])
+    pieces = token_spans.text_pieces(text, [(0, 8), (9, 13), (14, 15)])
     html_text = attribution_html(pieces, ["<script>", "good", "&"], torch.tensor([-0.5, 1.0, 0.0]))
     assert "<script>" not in html_text
     assert "&lt;script&gt;</span>" in html_text and ">Good</span>" in html_text and ">&amp;</span>" in html_text
@@ -192,7 +192,7 @@ def test_agreement_colours_span_rho_and_its_diagonal_is_dark_on_pale_in_the_dark
 
 
 def test_attribution_texts_and_colour_bar_say_what_they_show():
-    pieces = analysis.text_pieces("good", [(0, 4)])
+    pieces = token_spans.text_pieces("good", [(0, 4)])
     html_text = attribution_html(pieces, ["good"], torch.tensor([1.0]), "Integrated Gradients <64>")
     assert html_text.startswith('<p class="attribution-caption"><strong>Integrated Gradients &lt;64&gt;</strong></p>')
     figure = attribution_figure(torch.tensor([[1.0, -2.0]]), ["m"], ["a", "b"])

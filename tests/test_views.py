@@ -10,7 +10,7 @@ import pytest
 import torch
 from app_fixtures import MARKUP
 
-from transformer.explorer import analysis, inputs, page_address
+from transformer.explorer import analysis, inputs, readers
 from transformer.explorer.analysis import InputError
 from transformer.explorer.colour import excluded_positions
 from transformer.explorer.export import to_jsonable
@@ -183,14 +183,14 @@ def test_head_and_compare_views_speak_the_pages_numbering(model, tokenizer, resu
     assert (comparison.layer, comparison.head) == (1, 2)
 
 
-def test_page_address_readers():
-    assert page_address.choice("2", [1, 2, 3]) == 2
-    assert page_address.choice("<b>", ["a"]) is page_address.choice(None, ["a"]) is None
-    assert page_address.choices("L1 H2, L2 H1", ["L1 H2", "L2 H1"]) == ["L1 H2", "L2 H1"]
-    assert page_address.choices("", ["a"]) == []
-    assert page_address.choices("a,b", ["a"]) is None
-    assert page_address.number("7", 0, 9) == 7
-    assert page_address.number("10", 0, 9) is page_address.number("1.5", 0, 9) is None
+def test_address_readers():
+    assert readers.choice("2", [1, 2, 3]) == 2
+    assert readers.choice("<b>", ["a"]) is readers.choice(None, ["a"]) is None
+    assert readers.choices("L1 H2, L2 H1", ["L1 H2", "L2 H1"]) == ["L1 H2", "L2 H1"]
+    assert readers.choices("", ["a"]) == []
+    assert readers.choices("a,b", ["a"]) is None
+    assert readers.number("7", 0, 9) == 7
+    assert readers.number("10", 0, 9) is readers.number("1.5", 0, 9) is None
 
 
 def test_export_files_are_written_once_per_content_and_pruned(tmp_path, monkeypatch):

@@ -23,7 +23,7 @@ import torch
 
 from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
 from .training.data import is_paired, parse_labelled, parse_pairs, read_lines
-from .training.scoring import accuracy, negation_scores, pair_scores, predict
+from .training.scoring import accuracy, negation_scores, pair_scores, predicted_classes
 
 
 def confusion_summary(name: str, predictions: torch.Tensor, labels: list[int], label_names: list[str]) -> str:
@@ -70,7 +70,7 @@ def main(argv: list[str] | None = None) -> list[dict]:
             data = (parse_pairs if paired else parse_labelled)(path, lines)
         except (OSError, ValueError) as error:
             sys.exit(f"error: {error}")
-        predictions = predict(loaded.model, loaded.tokenizer, data.texts, args.batch_size)
+        predictions = predicted_classes(loaded.model, loaded.tokenizer, data.texts, args.batch_size)
         name = display_name(path)
         result = {"data": name, "n": len(data.texts), "accuracy": accuracy(predictions, data.labels)}
         result["negation"] = negation_scores(predictions, data.labels, data.texts)

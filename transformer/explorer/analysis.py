@@ -1,4 +1,4 @@
-"""Read one sentence with the classifier: the model-side logic behind every view and API endpoint.
+"""Read one sentence with the classifier: the ``Analysis`` record every view and API endpoint reads.
 
 The text is tokenized once (keeping each token's character span in the typed text), cut to the
 model's ``max_len`` with a notice, and run through the model once with ``output_attentions``.
@@ -10,25 +10,20 @@ Shape letters: L = layers, H = heads, N = tokens read, C = classes, D = d_model.
 
 from __future__ import annotations
 
-import dataclasses
-import html
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from ..loading import DEFAULT_MODEL_DIR
 from ..tokenizer import UNK_TOKEN
 
 MAX_INPUT_CHARS = 10_000
-PAYLOAD_DECIMALS = 4
 MAX_UNKNOWN_SHOWN = 5  # unknown pieces named in the notice; the token view marks every one
 MAX_PIECE_CHARS = 20  # an unknown piece longer than this is shortened in the notice
 
 
 class InputError(ValueError):
-    """Text the explorer cannot analyse; the message is written for the person who sent it."""
+    """Text the explorer cannot analyze; the message is written for the person who sent it."""
 
 
 class EmptyInputError(InputError):
@@ -86,7 +81,7 @@ class Analysis:
             sentences.append(
                 f"This text has {self.total_tokens} tokens but the model reads at most {self.max_len}: "
                 f"only the first {len(self.tokens)} tokens (the first {kept_chars} of {len(self.text)} characters) "
-                "were analysed."
+                "were analyzed."
             )
         if unknown := self.unknown:
             shown = ", ".join(_code_span(piece) for piece in unknown[:MAX_UNKNOWN_SHOWN])
@@ -113,7 +108,7 @@ def _code_span(piece: str) -> str:
 
 
 def check_text(text: str | None) -> str:
-    """Return ``text`` if it can be analysed, else raise an ``InputError``: blank, too long, or not a string."""
+    """Return ``text`` if it can be analyzed, else raise an ``InputError``: blank, too long, or not a string."""
     text = text or ""
     if not isinstance(text, str):  # API callers can send any JSON
         raise InputError(f"The text must be a string, not {type(text).__name__}.")
@@ -170,122 +165,9 @@ def attention_matrix(result: Analysis, layer: int, head: int | None = None) -> n
     return weights.mean(axis=0) if head is None else weights[head]
 
 
-def text_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[str, int | None]]:
-    """The typed text cut at token boundaries: (piece, token position) pairs, in order.
-
-    Every character appears exactly once. A token's piece is its span of ``text``; text between
-    tokens and text after the last one (cut by truncation) have position None. Where the normaliser
-    made several tokens of one character ("…" is read as three "." tokens, all with its span), the
-    character goes to the first of them and the others get no piece.
-    """
-    pieces: list[tuple[str, int | None]] = []
-    cursor = 0
-    for position, (start, end) in enumerate(offsets):
-        if start > cursor:
-            pieces.append((text[cursor:start], None))
-        start = max(start, cursor)
-        if end > start:
-            pieces.append((text[start:end], position))
-        cursor = max(cursor, end)
-    if cursor < len(text):
-        pieces.append((text[cursor:], None))
-    return pieces
-
-
-def token_spans(result: Analysis) -> list[tuple[str, str | None]]:
-    """The text the model read cut into (piece, category) pairs for ``gr.HighlightedText`` (see ``text_pieces``).
-
-    A token's category is its position, with the token itself when it differs from the piece
-    (e.g. ``[UNK]`` or a lower-cased word); text between tokens has category None. A truncated text's unread
-    rest is one marker, "… 1,843 more words not read" (``unread_marker``), not the rest itself: that could be
-    thousands of words the model never saw, and it would flood the page.
-    """
-    read = result.offsets[-1][1] if result.truncated else len(result.text)
-    spans: list[tuple[str, str | None]] = []
-    for piece, position in text_pieces(result.text[:read], result.offsets):
-        if position is None:
-            spans.append((piece, None))
-            continue
-        token = result.tokens[position]
-        spans.append((piece, str(position) if token.casefold() == piece.casefold() else f"{position} {token}"))
-    if result.truncated:
-        spans.append((unread_marker(result.text[read:]), None))
-    return spans
-
-
-def unread_marker(rest: str) -> str:
-    """The token view's one line for a truncated text's unread ``rest``, counted in whole words.
-
-    The cut can fall inside a word (the model read "mo" of "movie"): its unread tail counts as one word.
-    """
-    words = len(rest.split())
-    if not words:  # the cut fell inside one character read as several tokens ("…" is three ".")
-        return " … the rest was not read"
-    return f" … {words:,} more {'word' if words == 1 else 'words'} not read"
-
-
-def label_payload(result: Analysis) -> dict:
-    """The ``/predict`` answer, in ``gr.Label``'s format: {"label", "confidences": [{"label", "confidence"}]}."""
-    ranked = sorted(result.prediction.items(), key=lambda item: item[1], reverse=True)
-    return {
-        "label": ranked[0][0],
-        "confidences": [{"label": name, "confidence": round(p, PAYLOAD_DECIMALS)} for name, p in ranked],
-    }
-
-
-def attention_payload(result: Analysis) -> dict:
-    """The ``/attention`` answer: tokens and weights as nested lists [layer][head][query][key], rounded."""
-    return {
-        "tokens": result.tokens,
-        "offsets": [list(span) for span in result.offsets],
-        "truncated": result.truncated,
-        # float64 before rounding: a rounded float32 prints as 0.12280000001192093 in JSON
-        "attentions": np.round(result.attentions.astype(np.float64), PAYLOAD_DECIMALS).tolist(),
-    }
-
-
 def positional_table(model: torch.nn.Module) -> np.ndarray:
     """The model's own sinusoidal table, (max_len, D), as the model adds it to the token embeddings."""
     return model.positional_encoding.pe[0].float().cpu().numpy()  # (1, max_len, D) -> (max_len, D)
-
-
-def model_source(source: str) -> str:
-    """How the page names a model's source: the bundled model by its place in the repository, others as given.
-
-    The server's own folders stay off the page: "bundled assets/model", not an absolute path.
-    """
-    path = Path(source)
-    if not path.is_dir():
-        return str(source)  # a Hub repo id
-    resolved, bundled = path.resolve(), DEFAULT_MODEL_DIR.resolve()
-    repository = bundled.parent.parent
-    if resolved == bundled:
-        return f"bundled {bundled.relative_to(repository).as_posix()}"
-    return resolved.relative_to(repository).as_posix() if resolved.is_relative_to(repository) else str(source)
-
-
-def model_status(loaded, note: str | None = None) -> str:
-    """One Markdown line for the page: source, revision, device, parameter count and mean dev accuracy.
-
-    Args:
-        loaded: a ``transformer.loading.LoadedModel``.
-        note: why the app is not on the model it was asked for, if so.
-    """
-    parameter_count = sum(p.numel() for p in loaded.model.parameters())
-    dev = (loaded.metrics or {}).get("dev", {})
-    accuracy = dev.get("mean")  # the selection score of transformer.train
-    sets = [name for name in dev if name != "mean"]
-    parts = [
-        f"**Model** {html.escape(model_source(loaded.source))}",
-        f"revision {html.escape(loaded.revision or ('local folder' if Path(loaded.source).is_dir() else 'main'))}",
-        f"device {html.escape(str(loaded.device))}",
-        f"{parameter_count:,} parameters",
-        "mean dev accuracy n/a"
-        if accuracy is None
-        else f"mean accuracy over its {len(sets)} dev sets ({html.escape(', '.join(sets))}) {accuracy:.1%}",
-    ]
-    line = " · ".join(parts)
-    return line if note is None else f"{line}  \n⚠️ {html.escape(note)}"
 
 
 def sentence_ids(model: torch.nn.Module, result: Analysis) -> torch.Tensor:
@@ -296,9 +178,3 @@ def sentence_ids(model: torch.nn.Module, result: Analysis) -> torch.Tensor:
 def model_attentions(result: Analysis) -> tuple[torch.Tensor, ...]:
     """The analysis's weights in the model's output format: L tensors of (1, H, N, N)."""
     return torch.from_numpy(result.attentions).unsqueeze(1).unbind(0)  # (L, H, N, N) -> L x (1, H, N, N)
-
-
-def on_cpu(value):
-    """A dataclass with each of its tensor fields moved to the CPU (views are kept and sent, never computed on)."""
-    fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
-    return dataclasses.replace(value, **{k: v.cpu() for k, v in fields.items() if isinstance(v, torch.Tensor)})

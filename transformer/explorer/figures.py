@@ -129,7 +129,7 @@ def _label_px(labels: Sequence[str], font_size: int = 12) -> int:
     """About how many pixels the longest of ``labels`` takes at ``font_size``: the margin that fits it.
 
     Heatmaps set their margins from this instead of plotly's automargin, which costs the browser a second
-    layout pass, most of a heatmap's drawing time (the phone layout, ``theme.PHONE_JS``, turns it back on).
+    layout pass, most of a heatmap's drawing time (the phone layout, ``phone.js``, turns it back on).
     """
     return LABEL_CHAR_PX * font_size // 12 * max(map(len, labels), default=1)
 

@@ -2,8 +2,9 @@
 
 The one place where the page's numbering meets the model's: layers and heads count from 1 on the
 page, in the address and in every API argument and answer, and from 0 in ``transformer.explain``.
-``layer_head`` turns the page's numbers into the model's indices and ``page_numbers`` turns an
-explanation's indices back. Token positions count from 0 everywhere, as in the token labels.
+``layer_head`` (and ``layer_index``) turn the page's numbers into the model's indices, and
+``page_number`` and ``page_numbers`` turn the model's indices back. Token positions count from 0
+everywhere, as in the token labels.
 
 A bad value raises ``analysis.InputError`` with a message that says what is allowed.
 """
@@ -45,30 +46,50 @@ def whole_number(value, name: str, low: int, high: int) -> int:
     return number
 
 
+def layer_index(layer, num_layers: int) -> int:
+    """A layer counted from 1 as the model's 0-based index, range-checked."""
+    return whole_number(layer, "Layer", 1, num_layers) - 1
+
+
+def page_number(index: int) -> int:
+    """A model's 0-based layer or head index as the page counts it, from 1."""
+    return index + 1
+
+
 def layer_head(layer, head, num_layers: int, num_heads: int, *, mean: bool = False) -> tuple[int, int | None]:
     """A layer and head counted from 1 as the model's 0-based indices, range-checked.
 
     With ``mean``, the head may be ``MEAN_HEAD`` (every head), returned as None.
     """
-    layer_index = whole_number(layer, "Layer", 1, num_layers) - 1
+    layer = layer_index(layer, num_layers)
     if mean and head == MEAN_HEAD:
-        return layer_index, None
-    return layer_index, whole_number(head, "Head", 1, num_heads) - 1
+        return layer, None
+    return layer, whole_number(head, "Head", 1, num_heads) - 1
 
 
 def page_numbers(value):
     """An explanation dataclass with its 0-based ``layer`` and ``head`` fields counted from 1, as the page does."""
-    return dataclasses.replace(value, layer=value.layer + 1, head=value.head + 1)
+    return dataclasses.replace(value, layer=page_number(value.layer), head=page_number(value.head))
 
 
 def numbered_heads(num_layers: int, num_heads: int) -> list[tuple[tuple[int, int], tuple[int, int]]]:
     """Every head, layer by layer, as ((0-based layer, head) for the model, (layer, head) counted from 1)."""
-    return [((layer, head), (layer + 1, head + 1)) for layer in range(num_layers) for head in range(num_heads)]
+    return [((layer, head), head_number(layer, head)) for layer in range(num_layers) for head in range(num_heads)]
+
+
+def head_number(layer: int, head: int) -> tuple[int, int]:
+    """A head's 0-based (layer, head) as the page counts them."""
+    return page_number(layer), page_number(head)
+
+
+def head_label(layer: int, head: int) -> str:
+    """A head's name from its 0-based (layer, head): "L1 H1" for the first."""
+    return "L{} H{}".format(*head_number(layer, head))
 
 
 def head_labels(num_layers: int, num_heads: int) -> list[str]:
     """Every head's name, "L1 H1" ... "L{L} H{H}", layer by layer."""
-    return [f"L{layer} H{head}" for layer in range(1, num_layers + 1) for head in range(1, num_heads + 1)]
+    return [head_label(layer, head) for layer in range(num_layers) for head in range(num_heads)]
 
 
 def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads: int) -> list[tuple[int, int]]:

@@ -1,72 +1,171 @@
-// The page's own scripts. page.py reads this file once and wraps it into each event's `js=` function, which
-// calls one of these: Gradio runs a `js=` string as one function expression, so they cannot be shared otherwise.
+// The page's own scripts, loaded once in the page's <head> (explorer/scripts.py) after `window.explorerConfig`,
+// the data they need from the server. Events call them as `explorer.<name>(values, ...)`: `values` are what
+// Gradio passes a `js=` function (the event's inputs, then its outputs), and what they return is the event's
+// values to send on. Only `window.explorer` is global.
 
-const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
+(() => {
+    "use strict";
 
-// The page load's answer came back: what the sentence box should hold. The load writes its text (the address's,
-// else the default) into a hidden box, never into the sentence box, so nothing typed while it ran is lost.
-// The box differs from its `initial` value only when the person changed it (typing, an example): then it
-// wins, and `window.__explorerReanalyse` asks `reanalyseTyped` to draw it, as the load drew the other text.
-function keepTyped(restored, current, initial) {
-    const box = document.querySelector("#sentence textarea, #sentence input");
-    const shown = box ? box.value : current;
-    const typed = shown !== initial;
-    window.__explorerReanalyse = typed && shown !== restored;
-    return typed ? shown : restored;
-}
+    const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
 
-// The load's last step: a text typed while the page loaded is analysed, since the load drew another one.
-// Pressing Analyze (rather than calling the server here) keeps one path for every analysis and its address.
-function reanalyseTyped() {
-    if (!window.__explorerReanalyse) return;
-    window.__explorerReanalyse = false;
-    document.getElementById("analyze")?.click();
-}
-
-// "Copy link": the address with the kept inputs' key. Where the clipboard is missing (a plain-http host) or
-// refuses, the link is shown selected in a field next to the button, to be copied by hand.
-async function copyLink(key, param) {
-    const url = new URL(window.location.href);
-    url.searchParams.delete("deep_link");
-    url.searchParams.set(param, key);
-    const link = url.toString();
-    try {
-        await navigator.clipboard.writeText(link); // a TypeError where navigator.clipboard is undefined
-    } catch {
-        showLinkToCopy(link);
-        return;
+    // The page load's answer came back: what the sentence box should hold. The load writes its text (the address's,
+    // else the default) into a hidden box, never into the sentence box, so nothing typed while it ran is lost.
+    // The box differs from its `initial` value only when the person changed it (typing, an example): then it
+    // wins, and `explorer.reanalyze` asks `reanalyzeTyped` to draw it, as the load drew the other text.
+    function keepTyped([restored, current], initial) {
+        const box = document.querySelector("#sentence textarea, #sentence input");
+        const shown = box ? box.value : current;
+        const typed = shown !== initial;
+        explorer.reanalyze = typed && shown !== restored;
+        return typed ? shown : restored;
     }
-    document.getElementById("copy-link-field")?.remove(); // an earlier fallback's link is out of date
-    relabel(document.getElementById("copy-link"), "Link copied");
-}
 
-function showLinkToCopy(link) {
-    const button = document.getElementById("copy-link");
-    let field = document.getElementById("copy-link-field");
-    if (!field) {
-        field = document.createElement("input");
-        field.id = "copy-link-field";
-        field.type = "text";
-        field.readOnly = true;
-        field.setAttribute("aria-label", "Link to this view: copy it by hand");
-        field.style.width = "100%";
-        button?.after(field);
+    // The load's last step: a text typed while the page loaded is analyzed, since the load drew another one.
+    // Pressing Analyze (rather than calling the server here) keeps one path for every analysis and its address.
+    function reanalyzeTyped() {
+        if (!explorer.reanalyze) return;
+        explorer.reanalyze = false;
+        document.getElementById("analyze")?.click();
     }
-    field.value = link;
-    field.focus();
-    field.select();
-    relabel(button, "Copy the link below");
-}
 
-// Says `label` on the button for COPIED_MS, then its own label again. Only the button's text node changes:
-// the icon and the element stay Gradio's.
-function relabel(button, label) {
-    const text = button && [...button.childNodes].find((node) => node.nodeType === 3 && node.nodeValue.trim());
-    if (!text) return;
-    button.dataset.label ??= text.nodeValue;
-    text.nodeValue = label;
-    clearTimeout(button.relabelTimer);
-    button.relabelTimer = setTimeout(() => {
-        text.nodeValue = button.dataset.label;
-    }, COPIED_MS);
-}
+    // "Copy link": the address with the kept inputs' key. Where the clipboard is missing (a plain-http host) or
+    // refuses, the link is shown selected in a field next to the button, to be copied by hand.
+    async function copyLink([key]) {
+        const url = new URL(window.location.href);
+        url.searchParams.delete("deep_link");
+        url.searchParams.set(explorerConfig.linkParam, key);
+        const link = url.toString();
+        try {
+            await navigator.clipboard.writeText(link); // a TypeError where navigator.clipboard is undefined
+        } catch {
+            showLinkToCopy(link);
+            return;
+        }
+        document.getElementById("copy-link-field")?.remove(); // an earlier fallback's link is out of date
+        relabel(document.getElementById("copy-link"), "Link copied");
+    }
+
+    function showLinkToCopy(link) {
+        const button = document.getElementById("copy-link");
+        let field = document.getElementById("copy-link-field");
+        if (!field) {
+            field = document.createElement("input");
+            field.id = "copy-link-field";
+            field.type = "text";
+            field.readOnly = true;
+            field.setAttribute("aria-label", "Link to this view: copy it by hand");
+            field.style.width = "100%";
+            button?.after(field);
+        }
+        field.value = link;
+        field.focus();
+        field.select();
+        relabel(button, "Copy the link below");
+    }
+
+    // Says `label` on the button for COPIED_MS, then its own label again. Only the button's text node changes:
+    // the icon and the element stay Gradio's.
+    function relabel(button, label) {
+        const text = button && [...button.childNodes].find((node) => node.nodeType === 3 && node.nodeValue.trim());
+        if (!text) return;
+        button.dataset.label ??= text.nodeValue;
+        text.nodeValue = label;
+        clearTimeout(button.relabelTimer);
+        button.relabelTimer = setTimeout(() => {
+            text.nodeValue = button.dataset.label;
+        }, COPIED_MS);
+    }
+
+    // After a view is drawn: the address holds the text, the view and that view's controls, so that a copied address
+    // reproduces the view. `names` are the address parameters the event sends, in `values`' order; a parameter of
+    // the view that the event does not send (a control it did not change) keeps its value in the address. Nothing
+    // changes until the page load has read the address (`openAddressView`): Gradio selects the first tab as the page
+    // mounts, and writing the address then would lose the view it asks for. Each view in `redraw` is redrawn when on
+    // screen, by pressing its hidden button: each view has its own events, so no event names every view's components.
+    function writeAddress(values, names, redraw = []) {
+        if (!explorer.addressRead) return;
+        const view = setAddress(values, names);
+        if (redraw.includes(view)) document.getElementById(explorerConfig.redrawId + view)?.click();
+    }
+
+    // The page load's last step: the address is read, so from now on views write it; its view's tab is selected (the
+    // page opens on the first tab), whose select event then finds that view current and draws nothing.
+    function openAddressView(values, names) {
+        explorer.addressRead = true;
+        const view = setAddress(values, names);
+        const tab = [...document.querySelectorAll("#views [data-tab-id]")].find((b) => b.dataset.tabId === view);
+        if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
+    }
+
+    // Writes the address from `values` (see `writeAddress`) and returns the view they name.
+    function setAddress(values, names) {
+        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam} = explorerConfig;
+        const view = values[names.indexOf("view")];
+        const url = new URL(window.location.href);
+        url.searchParams.delete("deep_link");
+        url.searchParams.delete(linkParam);
+        for (const name of urlParams) {
+            const kept = globalParams.includes(name) || (viewParams[view] || []).includes(name);
+            if (kept && !names.includes(name)) continue;
+            const value = values[names.indexOf(name)];
+            const shown = Array.isArray(value) ? value.join(",") : String(value ?? "");
+            const fits = !textParams.includes(name) || encodeURIComponent(shown).length <= maxUrlText;
+            if (kept && fits && shown.trim()) {
+                url.searchParams.set(name, shown);
+            } else {
+                url.searchParams.delete(name);
+            }
+        }
+        window.history.replaceState(window.history.state, "", url);
+        return view;
+    }
+
+    // Before an analysis: its last input, the view to draw, becomes the tab on screen. The page's current view changes
+    // only when a tab's select event comes back from the server, and a tab chosen just before Analyze (the Errors tab
+    // opens a sentence in Attention) is already on screen. `count` is how many of `values` are the event's inputs.
+    function onScreenView(values, count) {
+        const inputs = values.slice(0, count);
+        const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
+        const view = explorerConfig.viewOfTitle[tab?.textContent.trim()];
+        if (view) inputs[count - 1] = view;
+        return inputs;
+    }
+
+    // The Errors tab's table: a clicked sentence is analyzed in the Attention tab.
+    function openText([text]) {
+        if (!text) return;
+        const box = document.querySelector("#sentence textarea");
+        box.value = text;
+        box.dispatchEvent(new Event("input", {bubbles: true}));
+        document.querySelector('#views [data-tab-id="attention"]')?.click();
+        setTimeout(() => document.querySelector("#analyze").click(), 150);
+    }
+
+    // The Head atlas's table: a clicked head ("L2 H1") is shown in the Attention tab, its layer then its head.
+    function openHead([name]) {
+        const match = /^L(\d+) H(\d+)$/.exec(name || "");
+        if (!match) return;
+        document.querySelector('#views [data-tab-id="attention"]')?.click();
+        const pick = (id, value) => [...document.querySelectorAll(`#${id} label`)]
+            .find((label) => label.textContent.trim() === value)?.click();
+        setTimeout(() => {
+            pick("layer", match[1]);
+            setTimeout(() => pick("head", match[2]), 150);
+        }, 150);
+    }
+
+    // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
+    const explorer = {
+        addressRead: false,
+        reanalyze: false,
+        keepTyped,
+        reanalyzeTyped,
+        copyLink,
+        writeAddress,
+        openAddressView,
+        onScreenView,
+        openText,
+        openHead,
+    };
+    window.explorer = explorer;
+})();

@@ -3,7 +3,7 @@
 A view module defines one ``View``: its tab's id (the ``view`` in the page address) and title, a
 ``layout`` that places its controls and outputs inside the tab and says how to draw them, the
 address parameters it keeps (with a reader that checks each), and its API endpoints. Views see the
-page only through ``Page`` and never import each other.
+page only through ``Page`` (and a main view, ``PageValues``) and never import each other.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
+from . import readers
 from .analysis import MAX_INPUT_CHARS
+from .inputs import MEAN_HEAD
 
 
 @dataclass(frozen=True)
@@ -22,6 +24,8 @@ class Page:
 
     ``layer``, ``head`` and ``dims`` are made unrendered by the page (its analysis step draws with
     them, and Export reads the layer and head); the Attention and Positional-encoding views place them.
+    ``result`` is the kept ``Analysis`` (None before the first), ``scale`` and ``leave_out`` the colour
+    controls.
     """
 
     model: object
@@ -54,6 +58,17 @@ class Drawing:
 
 
 @dataclass(frozen=True)
+class PageValues:
+    """The values of the page's own controls when it analyzes a text, which a main view draws with."""
+
+    layer: int
+    head: str
+    dims: list[int] | None
+    scale: str = "global"
+    leave_out: list[str] | None = None
+
+
+@dataclass(frozen=True)
 class Reading:
     """What an address reader may check a value against: the model, and how many tokens the sentence has."""
 
@@ -70,9 +85,10 @@ class View:
         title: the tab's label.
         layout: called inside the tab; places its components and returns their ``Drawing``.
         params: address parameter -> ``reader(value, Reading)``, the allowed value or None.
-        endpoints: API functions, each served under its own name.
-        main: drawn by the page with every analysis instead of when the tab is shown. It is drawn from the
-            kept analysis only, never by the model, so its events skip Gradio's queue (``app.py``).
+        endpoints: API name -> function, each served at ``/<name>`` and as an MCP tool.
+        main: for a view the page draws with every analysis, instead of when its tab is shown:
+            ``main(result, PageValues) -> figure``, its first output drawn from the kept analysis. It never
+            calls the model, so the view's events skip Gradio's queue (``explorer/events.py``).
         colour_scale: its figures follow the page's colour-scale and leave-out controls; the page hides those
             controls on the tabs of views that set it False, where they would change nothing.
     """
@@ -81,8 +97,8 @@ class View:
     title: str
     layout: Callable[[Page], Drawing]
     params: dict[str, Callable[[str, Reading], object]] = field(default_factory=dict)
-    endpoints: tuple[Callable, ...] = ()
-    main: bool = False
+    endpoints: dict[str, Callable] = field(default_factory=dict)
+    main: Callable[[object, PageValues], object] | None = None
     colour_scale: bool = True
 
 
@@ -91,11 +107,24 @@ def read_text(value: str, reading: Reading) -> str:
     return value[:MAX_INPUT_CHARS]
 
 
+def read_layer(value: str, reading: Reading) -> int | None:
+    """The reader of a layer parameter: a layer of the model, counted from 1."""
+    return readers.choice(value, range(1, reading.model.num_layers + 1))
+
+
+def read_head(value: str, reading: Reading) -> int | None:
+    """The reader of a head parameter: a head of the model, counted from 1."""
+    return readers.choice(value, range(1, reading.model.num_heads + 1))
+
+
 def layer_choices(model) -> list[tuple[str, int]]:
     """Radio choices for a layer, "1".."L"."""
     return [(str(i), i) for i in range(1, model.num_layers + 1)]
 
 
-def head_choices(model) -> list[tuple[str, int]]:
-    """Radio choices for a head, "1".."H"."""
-    return [(str(h), h) for h in range(1, model.num_heads + 1)]
+def head_choices(model, mean: bool = False) -> list[tuple[str, int | str]]:
+    """Radio choices for a head, "1".."H"; with ``mean``, the values are strings and "mean of heads" is added."""
+    heads = range(1, model.num_heads + 1)
+    if mean:
+        return [(str(h), str(h)) for h in heads] + [("mean of heads", MEAN_HEAD)]
+    return [(str(h), h) for h in heads]

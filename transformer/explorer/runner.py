@@ -68,7 +68,7 @@ def _on_gpu(fn):
 
 @_on_gpu
 def run_model(text: str | None) -> Analysis:
-    """Analyse ``text`` with the explorer's model: one forward pass, every layer's attention kept."""
+    """Analyze ``text`` with the explorer's model: one forward pass, every layer's attention kept."""
     loaded, _ = get_model()
     return analysis.analyze(loaded.model, loaded.tokenizer, text)
 
@@ -118,3 +118,9 @@ def kept_view(kept: tuple | None, build, result: Analysis, **controls) -> tuple:
 def api_view(build, text: str, **controls):
     """An explanation view for an API caller, as JSON: unusable text or controls are a clear ``gr.Error``."""
     return to_jsonable(explain(build, read_for_api(text), **controls), API_DECIMALS)
+
+
+def on_cpu(value):
+    """A dataclass with each of its tensor fields moved to the CPU (views are kept and sent, never computed on)."""
+    fields = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+    return dataclasses.replace(value, **{k: v.cpu() for k, v in fields.items() if isinstance(v, torch.Tensor)})

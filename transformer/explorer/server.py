@@ -5,8 +5,8 @@
 - Gradio's ``/gradio_api/deep_link`` route (mounted whether or not a page uses it) writes a session's every
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
-- The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) goes with them, so
-  every server of the app, tests' included, serves the same page.
+- The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) and its scripts
+  (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
   ``DELETE_CACHE`` removes temporary files an hour old.
 - Every request passes ``guard.Guard`` (closed routes, private event names, jobs per client, security headers).
@@ -26,7 +26,7 @@ import os
 import gradio as gr
 from starlette.middleware import Middleware
 
-from . import fair_queue, guard, sessions, theme
+from . import fair_queue, guard, page, scripts, sessions, theme
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
@@ -131,7 +131,7 @@ def launch_settings() -> dict:
     """Keyword arguments for ``demo.launch`` (a fresh dict: Gradio changes ``app_kwargs``)."""
     return {
         "css": theme.PAGE_CSS,
-        "head": theme.PHONE_JS,
+        "head": scripts.head(page.script_config()),
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard)]},

@@ -26,7 +26,7 @@ from gradio.state_holder import SessionState, StateHolder
 
 from . import clients
 
-IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyse again)
+IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyze again)
 SWEEP_SECONDS = 5  # how often idle sessions are looked for
 # Sessions held at once, the oldest dropped first. A session with every tab open holds 1.35 MB with the
 # bundled model (it reads 128 tokens) and 5.3 MB with one that reads 256 (``benchmarks.session_size``,

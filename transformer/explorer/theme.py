@@ -9,7 +9,7 @@ theme is known only in the browser (Gradio puts ``dark`` on ``<body>`` for ``?__
   background end of each scale becomes dark and the strong end light, so a brighter cell is still more
   weight (on the light page, darker is more), and a diverging scale keeps red for more and blue for less;
 - under ``PHONE_PX`` wide, rows stack, figures take the whole width and nothing scrolls the page sideways;
-  ``PHONE_JS`` lays each figure out for the width as plotly draws it (the server draws one figure for every
+  ``phone.js`` lays each figure out for the width as plotly draws it (the server draws one figure for every
   screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits),
   the axes size their margins to them (``automargin``, which desktop heatmaps do without), a grid of
   small multiples (every head) goes to two columns, one under 360 px, its keys labelled under the bottom row,
@@ -61,72 +61,3 @@ PAGE_CSS = (
     + _TABLES
     + _PHONE
 )
-
-# Wraps Plotly.react, which Gradio calls for every figure it shows, so the phone layout costs no second draw.
-PHONE_JS = f"""
-<script>
-(() => {{
-  // Numbers in cells (``figures.cell_text``) are wrapped in a coloured span, which plotly's automatic text size
-  // would count as characters: size them here from the cell's width instead, at most plotly's 12 px.
-  const fitText = (gd, data, layout) => {{
-    const margin = layout.margin || {{}}, width = gd?.clientWidth || window.innerWidth;
-    data.forEach((trace) => {{
-      if (trace.type !== "heatmap" || !trace.texttemplate || trace.textfont?.size) return;
-      const cell = (width - (margin.l ?? 80) - (margin.r ?? 80) - 90) / Math.max((trace.x || []).length, 1);
-      trace.textfont = {{...trace.textfont, size: Math.max(6, Math.min(12, Math.floor(cell / 4)))}};
-    }});
-  }};
-  const phone = (data, layout) => {{
-    const width = window.innerWidth;
-    if (width > {PHONE_PX} || !layout) return layout;
-    const bar = {{orientation: "h", x: 0.5, xanchor: "center", y: 0, yref: "container", yanchor: "bottom",
-                  len: 0.9, thickness: 10}};
-    const top = (layout.margin?.t ?? 80) + {MODEBAR_PX};  // the title goes under plotly's toolbar (modebar)
-    layout = {{...layout, margin: {{...(layout.margin || {{}}), l: 4, r: 4, b: 70, t: top}}}};
-    if (layout.title?.text) {{  // a long title breaks before its parenthesis, in a smaller font
-      layout.title = {{...layout.title, text: layout.title.text.replace(" (", "<br>("), font: {{size: 14}},
-                       yref: "container", y: 1, yanchor: "top", pad: {{t: {MODEBAR_PX}}}}};
-    }}
-    data.forEach((trace) => {{ if (trace.colorbar) trace.colorbar = {{...trace.colorbar, ...bar}}; }});
-    const axis = layout.coloraxis;
-    if (axis) layout.coloraxis = {{...axis, colorbar: {{...axis.colorbar, ...bar}}}};
-    for (const name of Object.keys(layout)) {{
-      if (/^[xy]axis\\d*$/.test(name)) layout[name] = {{...layout[name], tickfont: {{size: 9}}, automargin: true}};
-    }}
-    const cells = data.filter((trace) => trace.type === "heatmap" && trace.coloraxis);
-    if (cells.length > 2) {{  // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
-      const columns = width < 360 ? 1 : 2, rows = Math.ceil(cells.length / columns), gap = 0.04;
-      cells.forEach((trace, k) => {{
-        const row = Math.floor(k / columns), column = k % columns, suffix = (trace.xaxis || "x").slice(1);
-        const x = [column / columns + gap / 2, (column + 1) / columns - gap / 2];
-        const y = [1 - (row + 1) / rows + gap, 1 - row / rows - gap];
-        // the keys' labels under the bottom row, small (none for a long sentence, as on the desktop grid); the
-        // queries are the same tokens in the same order, and their labels would take a third of each cell's width
-        const labelled = (trace.x || []).length <= {PHONE_GRID_LABELS} && row === rows - 1;
-        const xaxis = "xaxis" + suffix, yaxis = "yaxis" + (trace.yaxis || "y").slice(1);
-        layout[xaxis] = {{...layout[xaxis], domain: x, tickfont: {{size: 8}}, showticklabels: labelled}};
-        layout[yaxis] = {{...layout[yaxis], domain: y, showticklabels: false}};
-        const title = (layout.annotations || [])[k];
-        if (title) Object.assign(title, {{x: (x[0] + x[1]) / 2, y: y[1], yanchor: "bottom", font: {{size: 11}}}});
-      }});
-      layout.height = rows * (width / columns) * 0.85 + 140;
-    }}
-    return layout;
-  }};
-  let plotly;  // Gradio's plotly bundle sets window.Plotly once, before it draws anything
-  Object.defineProperty(window, "Plotly", {{
-    configurable: true,
-    get: () => plotly,
-    set: (value) => {{
-      const react = value.react;
-      value.react = (gd, data, layout, config) => {{
-        layout = phone(data, layout);
-        if (layout) fitText(gd, data, layout);
-        return react(gd, data, layout, config);
-      }};
-      plotly = value;
-    }},
-  }});
-}})();
-</script>
-"""

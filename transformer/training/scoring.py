@@ -64,7 +64,7 @@ def positive_probabilities(model: TransformerClassifier, tokenizer: Tokenizer):
     return lambda texts: text_probabilities(model, tokenizer, texts)[:, 1].tolist()
 
 
-def predict(
+def predicted_classes(
     model: TransformerClassifier, tokenizer: Tokenizer, texts: list[str], batch_size: int = 512
 ) -> torch.Tensor:
     """Predicted class ids of raw texts, (len(texts),) int64 on the CPU."""
@@ -107,7 +107,8 @@ def negation_scores(predictions: torch.Tensor, labels: list[int], texts: list[st
 def score_sets(model: TransformerClassifier, tokenizer: Tokenizer, sets: dict[str, LabelledTexts]) -> dict[str, float]:
     """Accuracy on each named set, rounded to 4 places, plus ``mean``: their unweighted mean."""
     scores = {
-        name: round(accuracy(predict(model, tokenizer, rows.texts), rows.labels), 4) for name, rows in sets.items()
+        name: round(accuracy(predicted_classes(model, tokenizer, rows.texts), rows.labels), 4)
+        for name, rows in sets.items()
     }
     scores["mean"] = round(sum(scores.values()) / len(scores), 4)
     return scores
@@ -123,7 +124,7 @@ def composition_scores(model: TransformerClassifier, tokenizer: Tokenizer, sets:
     for name, rows in sets.items():
         if name in ("imdb", "ood"):
             continue
-        predictions = predict(model, tokenizer, rows.texts)
+        predictions = predicted_classes(model, tokenizer, rows.texts)
         if name == "cad":
             report["cad"] = pair_scores(predictions, rows.labels)
             continue

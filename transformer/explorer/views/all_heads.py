@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from ..analysis import Analysis
 from ..colour import colour_scale, excluded_positions
 from ..figures import attention_grid
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, PageValues, View
 
 
 def show_grid(result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None) -> go.Figure | None:
@@ -23,6 +23,11 @@ def show_grid(result: Analysis | None, scale: str = "global", leave_out: list[st
     )
 
 
+def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:
+    """The grid the page draws with each analysis, for its colour controls."""
+    return show_grid(result, values.scale, values.leave_out)
+
+
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Every head of every layer at once, one small heatmap each (rows: layers, columns: heads) on one colour "
@@ -32,4 +37,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_grid, [page.result, page.scale, page.leave_out], [grid])
 
 
-VIEW = View("all-heads", "All heads", layout, main=True)
+VIEW = View("all-heads", "All heads", layout, main=draw_main)

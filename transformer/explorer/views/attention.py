@@ -8,12 +8,12 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
-from .. import analysis, runner
+from .. import analysis, payloads, runner
 from ..analysis import Analysis
 from ..colour import colour_scale, excluded_positions
 from ..figures import attention_heatmap
-from ..inputs import layer_head
-from ..registry import Drawing, Page, View
+from ..inputs import layer_head, page_number
+from ..registry import Drawing, Page, PageValues, View
 
 
 def show_head(
@@ -25,11 +25,11 @@ def show_head(
     with runner.clear_errors():
         layer_index, head_index = layer_head(layer, head, *result.attentions.shape[:2], mean=True)
     weights = analysis.attention_matrix(result, layer_index, head_index)
-    which = "mean of all heads" if head_index is None else f"head {head_index + 1}"
+    which = "mean of all heads" if head_index is None else f"head {page_number(head_index)}"
     return attention_heatmap(
         result.tokens,
         weights,
-        f"Layer {layer_index + 1}, {which}: who attends to whom",
+        f"Layer {page_number(layer_index)}, {which}: who attends to whom",
         scale=colour_scale(scale),
         exclude=excluded_positions(result.tokens, leave_out),
     )
@@ -39,10 +39,19 @@ def attention(text: str) -> dict:
     """Every head's attention weights for a text.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens": [...], "offsets": [[start, end], ...], "truncated": bool,
-    "attentions": [layer][head][query][key]} (weights rounded to 4 decimals; each query row sums to 1).
+    Args:
+        text: the text to read (at most 10,000 characters; the model reads its first max_len tokens).
+
+    Returns:
+        {"tokens": [...], "offsets": [[start, end], ...], "truncated": bool,
+        "attentions": [layer][head][query][key]} (weights rounded to 4 decimals; each query row sums to 1).
     """
-    return analysis.attention_payload(runner.read_for_api(text))
+    return payloads.attention_payload(runner.read_for_api(text))
+
+
+def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:
+    """The heatmap the page draws with each analysis, for its layer, head and colour controls."""
+    return show_head(result, values.layer, values.head, values.scale, values.leave_out)
 
 
 def layout(page: Page) -> Drawing:
@@ -59,4 +68,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_head, inputs, [heatmap], [page.layer.input, page.head.input])
 
 
-VIEW = View("attention", "Attention", layout, endpoints=(attention,), main=True)
+VIEW = View("attention", "Attention", layout, endpoints={"attention": attention}, main=draw_main)

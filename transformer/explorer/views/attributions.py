@@ -16,11 +16,12 @@ import torch
 from ...explain.agreement import Agreement, agreement_of
 from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
 from .. import runner
-from ..analysis import Analysis, InputError, model_attentions, on_cpu, sentence_ids, text_pieces
+from ..analysis import Analysis, InputError, model_attentions, sentence_ids
 from ..figures import escape, heatmap, token_labels
 from ..inputs import PREDICTED, class_index, shown, whole_number
-from ..page_address import choice, number
+from ..readers import choice, number
 from ..registry import Drawing, Page, View
+from ..token_spans import text_pieces
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 BASELINES = ("pad", "zero")
@@ -53,7 +54,7 @@ def attribution_view(
 
     Args:
         model, tokenizer: the explorer's model (the tokenizer is not needed here).
-        result: the analysed sentence.
+        result: the analyzed sentence.
         target: a class name, or ``PREDICTED``.
         steps: Integrated Gradients steps, 1 to ``MAX_IG_STEPS``.
         baseline: "pad" or "zero" (see ``integrated_gradients``).
@@ -64,7 +65,7 @@ def attribution_view(
         raise InputError(f"The baseline is one of {', '.join(BASELINES)}; got {shown(baseline)}.")
     ids = sentence_ids(model, result)
     gradient = gradient_x_input(model, ids, index).cpu()  # (N,)
-    ig = on_cpu(integrated_gradients(model, ids, index, baseline, steps))
+    ig = runner.on_cpu(integrated_gradients(model, ids, index, baseline, steps))
     return AttributionView(
         text=result.text,
         tokens=result.tokens,
@@ -193,10 +194,17 @@ def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STE
     """Gradient × input and Integrated Gradients for a target class, and how far four methods agree.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    target: a class name, or "predicted"; steps: Integrated Gradients steps (1-128); baseline: "pad" or "zero".
-    Returns {"tokens", "target", "target_label", "gradient_x_input": [token], "integrated_gradients":
-    {"attributions": [token], "target_logit", "baseline_logit", "completeness_error", "complete", ...},
-    "agreement": {"methods", "scores": [method][token], "correlation": [method][method] (Spearman; null if undefined)}}.
+    Args:
+        text: the text to explain.
+        target: a class name, or "predicted" (the class the model predicts).
+        steps: Integrated Gradients steps (1-128).
+        baseline: "pad" (every token [PAD], same positions) or "zero" (all-zero token embeddings).
+
+    Returns:
+        {"tokens", "target", "target_label", "gradient_x_input": [token], "integrated_gradients":
+        {"attributions": [token], "target_logit", "baseline_logit", "completeness_error", "complete", ...},
+        "agreement": {"methods", "scores": [method][token], "correlation": [method][method] (Spearman; null if
+        undefined)}}.
     """
     return runner.api_view(attribution_view, text, target=target, steps=steps, baseline=baseline)
 
@@ -245,6 +253,6 @@ VIEW = View(
         "steps": lambda value, r: number(value, 1, MAX_IG_STEPS),
         "baseline": lambda value, r: choice(value, BASELINES),
     },
-    endpoints=(attributions,),
+    endpoints={"attributions": attributions},
     colour_scale=False,
 )

@@ -20,8 +20,7 @@ from ..export import to_jsonable
 from ..figures import attention_heatmap
 from ..inputs import layer_head, page_numbers
 from ..markup import change_rows, probabilities, table
-from ..page_address import choice
-from ..registry import Drawing, Page, View, head_choices, layer_choices, read_text
+from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer, read_text
 
 EXAMPLE = "The film was not a quiet, funny or charming surprise."
 
@@ -39,7 +38,7 @@ class CompareView:
 
 
 def compare_view(result_a: Analysis, result_b: Analysis, layer: int = 1, head: int = 1) -> CompareView:
-    """Two analysed sentences through one head (``layer`` and ``head`` from 1), lined up (no model call)."""
+    """Two analyzed sentences through one head (``layer`` and ``head`` from 1), lined up (no model call)."""
     layer_index, head_index = layer_head(layer, head, *result_a.attentions.shape[:2])
     comparison = compare_attentions(
         torch.from_numpy(result_a.attentions),
@@ -147,9 +146,16 @@ def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:
     """Two texts through one head (layer and head from 1), with B − A where their tokens line up.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens_a", "tokens_b", "label_names", "comparison": {"probs_a", "probs_b", "attention_a",
-    "attention_b", "pairs": [[position in A, position in B], ...], "difference": [pair][pair],
-    "layer", "head" (from 1, as sent)}}.
+    Args:
+        text_a: the first text (A).
+        text_b: the second text (B).
+        layer: the layer, from 1.
+        head: the head, from 1.
+
+    Returns:
+        {"tokens_a", "tokens_b", "label_names", "comparison": {"probs_a", "probs_b", "attention_a",
+        "attention_b", "pairs": [[position in A, position in B], ...], "difference": [pair][pair],
+        "layer", "head" (from 1, as sent)}}.
     """
     result_a, result_b = runner.read_for_api(text_a), runner.read_for_api(text_b)
     with runner.clear_errors():
@@ -190,8 +196,8 @@ VIEW = View(
     layout,
     params={
         "compare": read_text,
-        "compare_layer": lambda value, r: choice(value, range(1, r.model.num_layers + 1)),
-        "compare_head": lambda value, r: choice(value, range(1, r.model.num_heads + 1)),
+        "compare_layer": read_layer,
+        "compare_head": read_head,
     },
-    endpoints=(compare,),
+    endpoints={"compare": compare},
 )

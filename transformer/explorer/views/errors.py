@@ -13,7 +13,7 @@ import html
 
 import gradio as gr
 
-from .. import artifacts, runner
+from .. import artifacts, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
 from ..registry import Drawing, Page, View
@@ -23,21 +23,9 @@ MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 COLUMNS = ["set", "true label", "predicted", "confidence", "text"]
 # Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
 COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "auto"]
+
+
 # Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
-OPEN_TEXT_JS = """
-(text) => {
-    if (!text) return;
-    const box = document.querySelector('#sentence textarea');
-    box.value = text;
-    box.dispatchEvent(new Event('input', { bubbles: true }));
-    const tab = [...document.querySelectorAll('#views button[role="tab"]')]
-        .find((button) => button.textContent.trim() === "Attention");
-    tab?.click();
-    setTimeout(() => document.querySelector('#analyze').click(), 150);
-}
-"""
-
-
 @functools.lru_cache(maxsize=1)
 def model_errors() -> dict | None:
     """The errors.json made for the explorer's model (same weights hash), read once; None when there is none."""
@@ -107,15 +95,16 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
     """The bundled dev sets' sentences the explorer's model gets wrong, most confident first.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"sets": {set: {"rows", "wrong"}}, "matching": how many match, "errors": [{"set", "text", "label"
-    (true), "predicted", "confidence" (the predicted class's probability)}, ...]}; without a list, no errors and
-    a "note" that says so.
-
     Args:
         set: "all" or one dev set ("sst2", "yelp", "pros_cons", "tweets").
         label: "all" or a true label ("negative", "positive").
         search: only sentences that contain this text (case-insensitive).
         limit: at most this many errors (1 to 5000).
+
+    Returns:
+        {"sets": {set: {"rows", "wrong"}}, "matching": how many match, "errors": [{"set", "text", "label"
+        (true), "predicted", "confidence" (the predicted class's probability)}, ...]}; without a list, no errors and
+        a "note" that says so.
     """
     data = model_errors()
     if data is None:
@@ -157,11 +146,11 @@ def layout(page: Page) -> Drawing:
     )
     clicked = gr.Textbox(visible=False, elem_id="errors-clicked")
     table.select(picked_text, None, clicked, api_visibility="private").then(
-        None, clicked, None, js=OPEN_TEXT_JS, api_visibility="private"
+        None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
     return Drawing(
         show_errors, [set_name, label, search], [summary, table], [set_name.input, label.input, search.submit]
     )
 
 
-VIEW = View("errors", "Errors", layout, endpoints=(errors,), colour_scale=False)
+VIEW = View("errors", "Errors", layout, endpoints={"errors": errors}, colour_scale=False)

@@ -9,7 +9,7 @@ from .. import runner
 from ..analysis import Analysis, attention_matrix
 from ..export import analysis_to_json, attention_to_csv, to_jsonable
 from ..export_files import write_export
-from ..inputs import MEAN_HEAD, layer_head
+from ..inputs import MEAN_HEAD, layer_head, page_number
 from ..registry import Drawing, Page, View
 
 
@@ -18,8 +18,8 @@ def export_csv(result: Analysis, layer, head) -> tuple[str, str]:
     with runner.clear_errors():
         layer_index, head_index = layer_head(layer, head, *result.attentions.shape[:2], mean=True)
     matrix = torch.from_numpy(attention_matrix(result, layer_index, head_index))  # (N, N)
-    which = MEAN_HEAD if head_index is None else head_index + 1
-    return f"attention-layer{layer_index + 1}-head{which}.csv", attention_to_csv(matrix, result.tokens)
+    which = MEAN_HEAD if head_index is None else page_number(head_index)
+    return f"attention-layer{page_number(layer_index)}-head{which}.csv", attention_to_csv(matrix, result.tokens)
 
 
 def show_export(result: Analysis | None, layer: int, head: str) -> tuple:
@@ -34,9 +34,15 @@ def export(text: str, layer: int = 1, head: str = "1") -> dict:
     """The analysis of a text with every number exact, and one attention matrix as CSV (head "mean" averages).
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"analysis": {"text", "tokens", "token_ids", "offsets", "label_names", "probabilities",
-    "attentions": [layer][head][query][key], ...}, "attention_csv": the CSV text, a header of key tokens
-    and one row per query}.
+    Args:
+        text: the text to read.
+        layer: the layer of the CSV's attention matrix, from 1.
+        head: its head, from 1, or "mean" for the mean of the layer's heads.
+
+    Returns:
+        {"analysis": {"text", "tokens", "token_ids", "offsets", "label_names", "probabilities",
+        "attentions": [layer][head][query][key], ...}, "attention_csv": the CSV text, a header of key tokens
+        and one row per query}.
     """
     result = runner.read_for_api(text)
     return {
@@ -56,4 +62,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_export, [page.result, page.layer, page.head], [json_file, csv_file])
 
 
-VIEW = View("export", "Export", layout, endpoints=(export,), colour_scale=False)
+VIEW = View("export", "Export", layout, endpoints={"export": export}, colour_scale=False)

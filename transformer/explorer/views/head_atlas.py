@@ -22,7 +22,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...explain.atlas import BEHAVIOURS
-from .. import artifacts, corpus, runner
+from .. import artifacts, corpus, runner, scripts
 from ..figures import TEMPLATE, escape
 from ..registry import Drawing, Page, View
 
@@ -39,22 +39,10 @@ COLUMNS = [
 ]
 _computed: dict[str | None, dict] = {}  # atlases computed in this process, by model hash
 _computing = threading.Lock()  # one computation at a time: the others wait, then find its atlas
+
+
 # Opens the Attention tab on the head named in the clicked row ("L2 H3"), as a person would: the tab, then the
 # layer and head radios, whose input events redraw the heatmap and rewrite the page address.
-OPEN_HEAD_JS = """
-(name) => {
-    const match = /^L(\\d+) H(\\d+)$/.exec(name || "");
-    if (!match) return;
-    const tab = [...document.querySelectorAll('#views button[role="tab"]')]
-        .find((button) => button.textContent.trim() === "Attention");
-    tab?.click();
-    const pick = (id, value) => [...document.querySelectorAll(`#${id} label`)]
-        .find((label) => label.textContent.trim() === value)?.click();
-    setTimeout(() => { pick("layer", match[1]); setTimeout(() => pick("head", match[2]), 150); }, 150);
-}
-"""
-
-
 @functools.lru_cache(maxsize=1)
 def model_identity() -> tuple[Path | None, str | None]:
     """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
@@ -203,11 +191,12 @@ def head_atlas() -> dict:
     """The head atlas of the explorer's model, over its reference corpus (SST-2 dev and a fixed sample of the
     other dev sets). Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"model_sha256", "num_layers", "num_heads", "sentences", "sets", "behaviours", "role_rule",
-    "base_accuracy", "heads": [{"layer", "head", "role", "self", "previous", "next", "first", "last",
-    "punctuation" (mean attention weights), "entropy_mean", "entropy_std", "entropy_share", "accuracy_drop",
-    "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}; without an
-    atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
+    Returns:
+        {"model_sha256", "num_layers", "num_heads", "sentences", "sets", "behaviours", "role_rule",
+        "base_accuracy", "heads": [{"layer", "head", "role", "self", "previous", "next", "first", "last",
+        "punctuation" (mean attention weights), "entropy_mean", "entropy_std", "entropy_share", "accuracy_drop",
+        "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}; without an
+        atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
     """
     atlas = current_atlas()
     if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
@@ -237,9 +226,9 @@ def layout(page: Page) -> Drawing:
     outputs = [summary, plot, table, compute]
     compute.click(compute_and_show, None, outputs, api_visibility="private")
     table.select(picked_head, None, clicked, api_visibility="private").then(
-        None, clicked, None, js=OPEN_HEAD_JS, api_visibility="private"
+        None, clicked, None, js=scripts.call("openHead"), api_visibility="private"
     )
     return Drawing(show_atlas, [], outputs)
 
 
-VIEW = View("head-atlas", "Head atlas", layout, endpoints=(head_atlas,), colour_scale=False)
+VIEW = View("head-atlas", "Head atlas", layout, endpoints={"head_atlas": head_atlas}, colour_scale=False)

@@ -15,11 +15,11 @@ from plotly.subplots import make_subplots
 
 from ...explain.head import HeadScores, head_scores
 from .. import runner
-from ..analysis import Analysis, on_cpu, sentence_ids
+from ..analysis import Analysis, sentence_ids
 from ..figures import TEMPLATE, token_labels
 from ..inputs import layer_head, page_numbers, pick_position, token_choices
-from ..page_address import choice, number
-from ..registry import Drawing, Page, View, head_choices, layer_choices
+from ..readers import number
+from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer
 
 # Blue for anything with the 1/√d_k scaling, orange for without.
 _SCALED_COLOUR, _UNSCALED_COLOUR = "#1f77b4", "#ff7f0e"
@@ -38,7 +38,7 @@ def head_view(model, tokenizer, result: Analysis, layer: int = 1, head: int = 1)
     """Inside one head (``layer`` and ``head`` from 1): its scores for every query, with and without scaling."""
     layer_index, head_index = layer_head(layer, head, model.num_layers, model.num_heads)
     scores = head_scores(model, sentence_ids(model, result), layer_index, head_index)
-    return HeadView(text=result.text, tokens=result.tokens, scores=page_numbers(on_cpu(scores)))
+    return HeadView(text=result.text, tokens=result.tokens, scores=page_numbers(runner.on_cpu(scores)))
 
 
 def _with_and_without_scaling(labels: list[str], scaled: torch.Tensor, unscaled: torch.Tensor, legend: bool):
@@ -119,8 +119,14 @@ def head_internals(text: str, layer: int = 1, head: int = 1) -> dict:
     """Inside one head (layer and head from 1): raw scores QKᵀ, scaled QKᵀ/√d_k, softmax and entropy.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens", "scores": {"layer", "head" (from 1, as sent), "d_k", "raw", "scaled", "weights",
-    "weights_unscaled": [query][key], "entropy", "entropy_unscaled": [query] (nats), "mean_entropy", ...}}.
+    Args:
+        text: the text to read.
+        layer: the layer, from 1.
+        head: the head, from 1.
+
+    Returns:
+        {"tokens", "scores": {"layer", "head" (from 1, as sent), "d_k", "raw", "scaled", "weights",
+        "weights_unscaled": [query][key], "entropy", "entropy_unscaled": [query] (nats), "mean_entropy", ...}}.
     """
     return runner.api_view(head_view, text, layer=layer, head=head)
 
@@ -152,10 +158,10 @@ VIEW = View(
     "Inside one head",
     layout,
     params={
-        "head_layer": lambda value, r: choice(value, range(1, r.model.num_layers + 1)),
-        "head_head": lambda value, r: choice(value, range(1, r.model.num_heads + 1)),
+        "head_layer": read_layer,
+        "head_head": read_head,
         "query": lambda value, r: number(value, 0, r.tokens - 1),
     },
-    endpoints=(head_internals,),
+    endpoints={"head_internals": head_internals},
     colour_scale=False,
 )

@@ -13,16 +13,16 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
-from ...explain import knockout as knockout_maths  # its head_importance is also this module's endpoint's name
+from ... import explain
 from ...explain.knockout import HeadImportance, predict_with_knockout
 from ...explain.rollout import stack_attentions
 from .. import runner
-from ..analysis import Analysis, on_cpu, sentence_ids
+from ..analysis import Analysis, sentence_ids
 from ..colour import colour_scale, excluded_positions
 from ..figures import attention_grid, heatmap
-from ..inputs import head_labels, parse_heads
+from ..inputs import head_label, head_labels, page_number, parse_heads
 from ..markup import change_rows, probabilities, table
-from ..page_address import choices
+from ..readers import choices
 from ..registry import Drawing, Page, View
 
 
@@ -66,7 +66,7 @@ def knockout_view(model, tokenizer, result: Analysis, heads_off=()) -> KnockoutV
         text=result.text,
         tokens=result.tokens,
         label_names=result.label_names,
-        heads_off=[f"L{layer + 1} H{head + 1}" for layer, head in heads],
+        heads_off=[head_label(layer, head) for layer, head in heads],
         probabilities_before=torch.tensor(result.probabilities),
         probabilities=prediction.probs.cpu(),
         attentions=stack_attentions(prediction.attentions).cpu(),  # (L, H, N, N)
@@ -75,9 +75,9 @@ def knockout_view(model, tokenizer, result: Analysis, heads_off=()) -> KnockoutV
 
 def importance_view(model, tokenizer, result: Analysis) -> ImportanceView:
     """Head importance for the predicted class: every single-head knockout, in one batched forward."""
-    importance = knockout_maths.head_importance(model, sentence_ids(model, result))
+    importance = explain.knockout.head_importance(model, sentence_ids(model, result))  # the endpoint's namesake
     return ImportanceView(
-        text=result.text, tokens=result.tokens, label_names=result.label_names, importance=on_cpu(importance)
+        text=result.text, tokens=result.tokens, label_names=result.label_names, importance=runner.on_cpu(importance)
     )
 
 
@@ -92,8 +92,8 @@ def head_importance_figure(importance: HeadImportance, class_names: list[str] | 
     name = class_names[importance.target] if class_names else str(importance.target)
     return heatmap(
         importance.drop,
-        [f"head {h + 1}" for h in range(H)],
-        [f"layer {layer + 1}" for layer in range(L)],
+        [f"head {page_number(h)}" for h in range(H)],
+        [f"layer {page_number(layer)}" for layer in range(L)],
         title=f"Drop in P({name}) when one head alone is off (all heads on: {importance.base_prob:.3f})",
         axis_titles=("head", "layer"),
         signed=True,
@@ -141,8 +141,13 @@ def knockout(text: str, heads_off: list[str] | None = None) -> dict:
     (layer 1, head 2).
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens", "label_names", "heads_off", "probabilities_before" (all heads on), "probabilities"
-    (with the knockout), "attentions": [layer][head][query][key] with the knockout}.
+    Args:
+        text: the text to classify.
+        heads_off: the heads to switch off, named like "L1 H2" (layer 1, head 2), as in the page address.
+
+    Returns:
+        {"tokens", "label_names", "heads_off", "probabilities_before" (all heads on), "probabilities"
+        (with the knockout), "attentions": [layer][head][query][key] with the knockout}.
     """
     return runner.api_view(knockout_view, text, heads_off=heads_off or [])
 
@@ -151,8 +156,12 @@ def head_importance(text: str) -> dict:
     """For each head alone, how far the predicted class's probability drops when it is switched off.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens", "label_names", "importance": {"target", "base_prob", "ablated_prob": [layer][head],
-    "drop": [layer][head]}}.
+    Args:
+        text: the text to classify.
+
+    Returns:
+        {"tokens", "label_names", "importance": {"target", "base_prob", "ablated_prob": [layer][head],
+        "drop": [layer][head]}}.
     """
     return runner.api_view(importance_view, text)
 
@@ -189,5 +198,5 @@ VIEW = View(
     "Head knockout",
     layout,
     params={"heads_off": lambda value, r: choices(value, head_labels(r.model.num_layers, r.model.num_heads))},
-    endpoints=(knockout, head_importance),
+    endpoints={"knockout": knockout, "head_importance": head_importance},
 )

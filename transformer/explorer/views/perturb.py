@@ -17,7 +17,7 @@ from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
 from ..inputs import pick_position, shown, token_choices, whole_number
 from ..markup import change_rows, probabilities, sentence, table
-from ..page_address import choice, number
+from ..readers import choice, number
 from ..registry import Drawing, Page, View
 
 PERTURBATIONS = ("mask", "remove")
@@ -99,7 +99,13 @@ def perturb(text: str, position: int = 0, mode: str = "mask") -> dict:
     """Replace the token at a position (from 0) by [MASK] (mode "mask") or delete it ("remove"), and re-classify.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens", "tokens_after", "position", "mode", "probabilities_before", "probabilities_after", "change"}.
+    Args:
+        text: the text to classify.
+        position: the token position to change, from 0.
+        mode: "mask" (replace it by [MASK]) or "remove" (delete it).
+
+    Returns:
+        {"tokens", "tokens_after", "position", "mode", "probabilities_before", "probabilities_after", "change"}.
     """
     return runner.api_view(perturbation_view, text, position=position, mode=mode)
 
@@ -130,6 +136,6 @@ VIEW = View(
         "position": lambda value, r: number(value, 0, r.tokens - 1),
         "mode": lambda value, r: choice(value, PERTURBATIONS),
     },
-    endpoints=(perturb,),
+    endpoints={"perturb": perturb},
     colour_scale=False,
 )

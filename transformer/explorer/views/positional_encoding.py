@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from .. import analysis, runner
 from ..analysis import Analysis
 from ..figures import ENCODING_COLORS, TEMPLATE, token_labels
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, PageValues, View
 
 MAX_DIMS = 8  # positional-encoding dimensions drawn at once
 
@@ -79,39 +79,7 @@ def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[s
         dims: the dimensions to draw.
         tokens: the sentence's N tokens; their positions 0..N-1 get markers and a shaded band.
     """
-    positions = np.arange(table.shape[0])
-    n = len(tokens)
-    labels = token_labels(tokens)
-    traces = []
-    for dim in dims:
-        values = np.asarray(table[:, dim], dtype=np.float32)  # (P,)
-        name = f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
-        traces.append(
-            {
-                "type": "scatter",
-                "x": positions,
-                "y": values,
-                "mode": "lines",
-                "name": name,
-                "legendgroup": name,
-                "hovertemplate": f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>",
-            }
-        )
-        if n:
-            traces.append(
-                {
-                    "type": "scatter",
-                    "x": positions[:n],
-                    "y": values[:n],
-                    "mode": "markers",
-                    "name": name,
-                    "legendgroup": name,
-                    "showlegend": False,
-                    "text": labels,
-                    "marker": {"size": 7, "line": {"width": 1, "color": "white"}},
-                    "hovertemplate": f"token %{{text}}<br>{name}: %{{y:.3f}}<extra></extra>",
-                }
-            )
+    traces = [trace for dim in dims for trace in _dimension_traces(table, dim, tokens)]
     layout = {
         "template": TEMPLATE,
         "title": {"text": "Positional encoding: each dimension is a sine or cosine of the position"},
@@ -121,34 +89,66 @@ def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[s
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
         "legend": {"orientation": "h", "y": -0.2},
     }
-    if n:
-        layout["shapes"] = [
-            {
-                "type": "rect",
-                "xref": "x",
-                "yref": "paper",
-                "x0": -0.5,
-                "x1": n - 0.5,
-                "y0": 0,
-                "y1": 1,
-                "fillcolor": "rgba(255, 200, 0, 0.15)",
-                "line": {"width": 0},
-                "layer": "below",
-            }
-        ]
-        layout["annotations"] = [
-            {
-                "x": -0.5,
-                "y": 1,
-                "xref": "x",
-                "yref": "paper",
-                "text": f"your {n} tokens",
-                "showarrow": False,
-                "xanchor": "left",
-                "yanchor": "bottom",
-            }
-        ]
-    return go.Figure(data=traces, layout=layout)
+    return go.Figure(data=traces, layout=layout | (_sentence_band(len(tokens)) if tokens else {}))
+
+
+def _dimension_traces(table: np.ndarray, dim: int, tokens: Sequence[str]) -> list[dict]:
+    """One dimension's curve over every position, and markers at the sentence's tokens (when there are any)."""
+    positions = np.arange(table.shape[0])
+    values = np.asarray(table[:, dim], dtype=np.float32)  # (P,)
+    name = f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
+    curve = {
+        "type": "scatter",
+        "x": positions,
+        "y": values,
+        "mode": "lines",
+        "name": name,
+        "legendgroup": name,
+        "hovertemplate": f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>",
+    }
+    if not tokens:
+        return [curve]
+    n = len(tokens)
+    markers = {
+        "type": "scatter",
+        "x": positions[:n],
+        "y": values[:n],
+        "mode": "markers",
+        "name": name,
+        "legendgroup": name,
+        "showlegend": False,
+        "text": token_labels(tokens),
+        "marker": {"size": 7, "line": {"width": 1, "color": "white"}},
+        "hovertemplate": f"token %{{text}}<br>{name}: %{{y:.3f}}<extra></extra>",
+    }
+    return [curve, markers]
+
+
+def _sentence_band(n: int) -> dict:
+    """Layout additions that shade and name positions 0..n-1, the sentence's."""
+    band = {
+        "type": "rect",
+        "xref": "x",
+        "yref": "paper",
+        "x0": -0.5,
+        "x1": n - 0.5,
+        "y0": 0,
+        "y1": 1,
+        "fillcolor": "rgba(255, 200, 0, 0.15)",
+        "line": {"width": 0},
+        "layer": "below",
+    }
+    label = {
+        "x": -0.5,
+        "y": 1,
+        "xref": "x",
+        "yref": "paper",
+        "text": f"your {n} tokens",
+        "showarrow": False,
+        "xanchor": "left",
+        "yanchor": "bottom",
+    }
+    return {"shapes": [band], "annotations": [label]}
 
 
 def _matrix_figure(z: np.ndarray, title: str, x_title: str, y_title: str, hover: str, colorbar: str) -> go.Figure:
@@ -209,6 +209,11 @@ def positional_similarity(table: np.ndarray) -> go.Figure:
     )
 
 
+def draw_main(result: Analysis | None, values: PageValues) -> go.Figure:
+    """The curves the page draws with each analysis, for its dimensions."""
+    return show_positions(result, values.dims)
+
+
 def layout(page: Page) -> Drawing:
     model = page.model
     gr.Markdown(
@@ -227,4 +232,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_encodings, [page.result, page.dims, tables_drawn], outputs, [page.dims.input])
 
 
-VIEW = View("positional-encoding", "Positional encoding", layout, main=True, colour_scale=False)
+VIEW = View("positional-encoding", "Positional encoding", layout, main=draw_main, colour_scale=False)

@@ -17,9 +17,8 @@ from ..analysis import Analysis, model_attentions
 from ..colour import colour_scale, excluded_positions
 from ..export import to_jsonable
 from ..figures import attention_heatmap, heatmap, token_labels
-from ..inputs import whole_number
-from ..page_address import choice
-from ..registry import Drawing, Page, View, layer_choices
+from ..inputs import layer_index, page_number
+from ..registry import Drawing, Page, View, layer_choices, read_layer
 
 RESIDUAL_WEIGHT = 0.5
 
@@ -58,7 +57,7 @@ def rollout_figure(rollout: torch.Tensor, tokens: list[str]) -> go.Figure:
     return heatmap(
         shares,
         token_labels(tokens),
-        [f"after layer {i + 1}" for i in range(rollout.size(0))],
+        [f"after layer {page_number(i)}" for i in range(rollout.size(0))],
         title="Attention rollout read by the pooled output",
         axis_titles=("token", "layer"),
         signed=True,
@@ -74,11 +73,11 @@ def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str
         return None, None
     view = rollout_view(result)
     with runner.clear_errors():
-        index = whole_number(layer, "Layer", 1, view.rollout.size(0)) - 1
+        index = layer_index(layer, view.rollout.size(0))
     matrix = attention_heatmap(
         view.tokens,
         view.rollout[index],
-        f"Rollout after layer {index + 1}: where each position's representation comes from",
+        f"Rollout after layer {page_number(index)}: where each position's representation comes from",
         scale=colour_scale(scale),
         exclude=excluded_positions(view.tokens, leave_out),
         value_name="share",
@@ -90,8 +89,12 @@ def rollout(text: str) -> dict:
     """Attention rollout (Abnar & Zuidema 2020) after every layer, read for the mean-pooled output.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"text", "tokens", "residual_weight", "rollout": [layer][query][key] (rows sum to 1),
-    "pooled": [layer][token]: the pooled output's share of each token, the rollout's column means (sum to 1)}.
+    Args:
+        text: the text to read.
+
+    Returns:
+        {"text", "tokens", "residual_weight", "rollout": [layer][query][key] (rows sum to 1),
+        "pooled": [layer][token]: the pooled output's share of each token, the rollout's column means (sum to 1)}.
     """
     return to_jsonable(rollout_view(runner.read_for_api(text)), runner.API_DECIMALS)
 
@@ -118,6 +121,6 @@ VIEW = View(
     "rollout",
     "Rollout",
     layout,
-    params={"rollout_layer": lambda value, r: choice(value, range(1, r.model.num_layers + 1))},
-    endpoints=(rollout,),
+    params={"rollout_layer": read_layer},
+    endpoints={"rollout": rollout},
 )

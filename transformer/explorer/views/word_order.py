@@ -15,11 +15,11 @@ import torch
 
 from ...explain.counterfactual import WordOrder, shuffled_permutation, word_order_experiment
 from .. import runner
-from ..analysis import Analysis, InputError, check_text, on_cpu, sentence_ids
+from ..analysis import Analysis, InputError, check_text, sentence_ids
 from ..figures import TEMPLATE, escape
 from ..inputs import whole_number
 from ..markup import sentence, table
-from ..page_address import choice, number
+from ..readers import choice, number
 from ..registry import Drawing, Page, View, read_text
 
 
@@ -48,7 +48,7 @@ def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered
 
     Args:
         model, tokenizer: the explorer's model and its tokenizer.
-        result: the analysed sentence.
+        result: the analyzed sentence.
         seed: shuffles the tokens when ``reordered`` is None.
         reordered: the person's own reordering, which must have as many tokens as the sentence.
     """
@@ -71,7 +71,7 @@ def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered
             )
         reordered_ids = torch.tensor([encoding.ids], device=ids.device)  # (1, N)
         reordered_tokens = list(encoding.tokens)
-    experiment = on_cpu(word_order_experiment(model, ids, reordered_ids))
+    experiment = runner.on_cpu(word_order_experiment(model, ids, reordered_ids))
     logits = experiment.logits  # (2, 2, C): [order, encoding]
     return WordOrderView(
         text=result.text,
@@ -164,9 +164,15 @@ def word_order(text: str, reordered: str = "", seed: int = 0) -> dict:
     """Classify a text and a reordering (yours, or its tokens shuffled with the seed), positional encoding on and off.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
-    Returns {"tokens", "reordered_tokens", "seed", "experiment": {"is_permutation", "logits", "probs":
-    [order][encoding][class] (order 0 = the text; encoding 0 = on)}, "difference_without_encoding" (0 up to
-    float rounding for a true reordering), "difference_with_encoding"}.
+    Args:
+        text: the text to classify.
+        reordered: your reordering of the text's words; empty to shuffle its tokens.
+        seed: the shuffle's seed (0 to 2**31 - 1).
+
+    Returns:
+        {"tokens", "reordered_tokens", "seed", "experiment": {"is_permutation", "logits", "probs":
+        [order][encoding][class] (order 0 = the text; encoding 0 = on)}, "difference_without_encoding" (0 up to
+        float rounding for a true reordering), "difference_with_encoding"}.
     """
     shuffle = isinstance(reordered, str) and not reordered.strip()
     return runner.api_view(word_order_view, text, seed=seed, reordered=None if shuffle else reordered)
@@ -207,6 +213,6 @@ VIEW = View(
         "seed": lambda value, r: number(value, 0, 2**31 - 1),
         "reordered": read_text,
     },
-    endpoints=(word_order,),
+    endpoints={"word_order": word_order},
     colour_scale=False,
 )

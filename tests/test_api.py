@@ -1,0 +1,42 @@
+"""The API page describes every endpoint from its handler: each parameter by name with its docstring line,
+and what it returns."""
+
+from __future__ import annotations
+
+import pytest
+from app_fixtures import import_app, write_model_dir
+from gradio.utils import get_function_description
+
+from transformer.explorer import api
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    return import_app(write_model_dir(tmp_path_factory.mktemp("api-model")))
+
+
+def test_every_endpoint_documents_its_parameters_and_returns(app):
+    documented = app.demo.get_api_info()["named_endpoints"]
+    served = api.endpoints()
+    assert set(documented) == {f"/{name}" for name in served}
+    for name, fn in served.items():
+        _, described, returns = get_function_description(fn)
+        assert returns, f"{name}: its docstring has no Returns: section"
+        info = documented[f"/{name}"]
+        assert [p["label"] for p in info["parameters"]] == list(described), name  # named, not "1st", "2nd"
+        for parameter in info["parameters"]:
+            about = parameter["python_type"]["description"]
+            assert about and about == described[parameter["label"]], (name, parameter["label"])
+        (answer,) = info["returns"]
+        assert answer["python_type"]["description"] == " ".join(returns), name
+
+
+def test_an_endpoint_not_named_as_its_function_is_refused(monkeypatch):
+    view = api.VIEWS[0]
+    shadow = type(view)(view.id, view.title, view.layout, endpoints={"renamed": api.predict})
+    monkeypatch.setattr(api, "VIEWS", [shadow])
+    with pytest.raises(ValueError, match='"renamed" is served by predict'):
+        api.endpoints()
+    monkeypatch.setattr(api, "VIEWS", [shadow, shadow])
+    with pytest.raises(ValueError, match='Two endpoints are named "renamed"'):
+        api.endpoints()

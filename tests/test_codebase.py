@@ -1,0 +1,94 @@
+"""The codebase stays one a newcomer changes in an afternoon: short functions in the page's code, a short app.py,
+JavaScript in .js files, few entry points at the package's top, and a README for its readers."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).parent.parent
+EXPLORER = ROOT / "transformer" / "explorer"
+MAX_FUNCTION_LINES = 60
+MAX_APP_LINES = 200
+MAX_README_BYTES = 20 * 1024
+ENTRY_POINTS = {"train.py", "evaluate.py", "artifacts.py"}  # the commands at transformer/'s top level
+MODEL_MODULES = {
+    "__init__.py",
+    "attention.py",
+    "positional_encoding.py",
+    "feed_forward.py",
+    "encoder_block.py",
+    "classifier.py",
+    "tokenizer.py",
+    "loading.py",
+}
+JS_SIGNS = ("=>", "document.", "querySelector", "window.")
+
+
+def page_sources() -> list[Path]:
+    return [ROOT / "app.py", *sorted(EXPLORER.rglob("*.py"))]
+
+
+def long_functions(path: Path, root: Path = ROOT) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    functions = (node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef))
+    return [
+        f"{path.relative_to(root)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+        for node in functions
+        if node.end_lineno - node.lineno + 1 > MAX_FUNCTION_LINES
+    ]
+
+
+def test_no_function_of_the_page_is_longer_than_a_screen():
+    assert [found for path in page_sources() for found in long_functions(path)] == []
+
+
+def test_the_size_check_finds_a_long_function(tmp_path):
+    body = "\n".join(f"    x{i} = {i}" for i in range(MAX_FUNCTION_LINES))
+    (tmp_path / "long.py").write_text(f"def long():\n{body}\n", encoding="utf-8")
+    assert long_functions(tmp_path / "long.py", tmp_path) == [f"long.py:1 long ({MAX_FUNCTION_LINES + 1} lines)"]
+
+
+def test_app_py_only_lays_out_the_page():
+    assert len((ROOT / "app.py").read_text(encoding="utf-8").splitlines()) <= MAX_APP_LINES
+
+
+def string_literals(path: Path) -> list[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    docstrings = {
+        id(node.body[0].value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Module | ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef)
+        and node.body
+        and isinstance(node.body[0], ast.Expr)
+    }
+    return [
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings
+    ]
+
+
+def test_no_javascript_in_python_strings():
+    """The page's JavaScript is in page.js and phone.js; Python passes data (``scripts.call``'s one-line call)."""
+    found = [
+        f"{path.relative_to(ROOT)}: {text[:60]!r}"
+        for path in page_sources()
+        if path.name != "scripts.py"
+        for text in string_literals(path)
+        if any(sign in text for sign in JS_SIGNS)
+    ]
+    assert found == []
+    page_py = string_literals(EXPLORER / "page.py")
+    assert not [text for text in page_py if "=>" in text or "function" in text]
+
+
+def test_the_packages_top_holds_the_model_and_three_entry_points():
+    top = {path.name for path in (ROOT / "transformer").glob("*.py")}
+    assert top - MODEL_MODULES == ENTRY_POINTS
+    for name in ENTRY_POINTS:  # each is a command: ``python -m transformer.<name>``
+        assert 'if __name__ == "__main__":' in (ROOT / "transformer" / name).read_text(encoding="utf-8")
+
+
+def test_the_readme_is_short_enough_to_read():
+    assert len((ROOT / "README.md").read_bytes()) <= MAX_README_BYTES

@@ -1,0 +1,100 @@
+"""CONTRIBUTING.md's worked example runs as written: its two files, registered as the one list edit says, add a
+tab and an endpoint to the page, and the view draws the model's own numbers."""
+
+from __future__ import annotations
+
+import importlib
+import re
+import sys
+import types
+from pathlib import Path
+
+import gradio as gr
+import plotly.graph_objects as go
+import pytest
+import torch
+from app_fixtures import import_app, write_model_dir
+
+from transformer.explorer import address, analysis, api, events, page, restore, runner, views
+
+GUIDE = Path(__file__).parent.parent / "CONTRIBUTING.md"
+# The modules whose tables are made from ``views.VIEWS`` when they are imported: reloaded, in import order, to
+# register a view as the app's start-up would.
+DERIVED = [address, page, restore, events, api]
+
+
+def example_files() -> dict[str, str]:
+    """{path in the repository: source} of each Python block in CONTRIBUTING.md that starts with its path."""
+    blocks = re.findall(r"```python\n(.*?)```", GUIDE.read_text(encoding="utf-8"), flags=re.S)
+    return {block.splitlines()[0].removeprefix("# "): block for block in blocks if block.startswith("# transformer/")}
+
+
+def load_module(path: str, source: str) -> types.ModuleType:
+    """``source`` as the module ``path`` names, importable (and relative imports resolved) as if it were there."""
+    name = path.removesuffix(".py").replace("/", ".")
+    module = types.ModuleType(name)
+    module.__package__ = name.rpartition(".")[0]
+    module.__file__ = path
+    sys.modules[name] = module
+    exec(compile(source, path, "exec"), module.__dict__)
+    return module
+
+
+@pytest.fixture(scope="module")
+def app(tmp_path_factory):
+    return import_app(write_model_dir(tmp_path_factory.mktemp("contributing-model")))
+
+
+@pytest.fixture
+def example_view(app):
+    """The guide's view, listed in ``VIEWS`` as its one edit says; afterwards the page as it was."""
+    files = example_files()
+    assert set(files) == {"transformer/explain/vector_lengths.py", "transformer/explorer/views/token_lengths.py"}
+    names = [path.removesuffix(".py").replace("/", ".") for path in files]
+    try:
+        for path, source in files.items():
+            module = load_module(path, source)
+        views.VIEWS.append(module.VIEW)
+        for derived in DERIVED:
+            importlib.reload(derived)
+        yield module
+    finally:
+        if views.VIEWS[-1].id == "token-lengths":
+            views.VIEWS.pop()
+        for name in names:
+            sys.modules.pop(name, None)
+        for derived in DERIVED:
+            importlib.reload(derived)
+
+
+def test_the_worked_example_adds_a_tab_and_an_endpoint(app, example_view):
+    demo = app.build_demo()
+    tabs = [block for block in demo.blocks.values() if isinstance(block, gr.Tab)]
+    assert "Token lengths" in [tab.label for tab in tabs]
+    served = {fn.api_name: fn for fn in demo.fns.values() if fn.api_visibility == "public"}
+    assert served["token_lengths"].fn is example_view.token_lengths
+    assert {"predict", "attention"} <= served.keys()  # the page's own endpoints are all still there
+
+
+def test_the_worked_example_draws_the_models_own_vector_lengths(app, example_view):
+    model = runner.get_model()[0].model
+    result = runner.run_model("a wonderful film")
+    figure, kept = example_view.show_lengths(result, None)
+    assert isinstance(figure, go.Figure)
+    lengths = kept[1].lengths
+    assert lengths.shape == (model.num_layers + 1, len(result.tokens))
+    with torch.no_grad():  # the first stage is what the model adds up before layer 1
+        entering = model.embed(analysis.sentence_ids(model, result))[0].norm(dim=-1)
+    torch.testing.assert_close(lengths[0], entering.cpu())
+    answer = example_view.token_lengths("a wonderful film")
+    assert answer["tokens"] == result.tokens and len(answer["lengths"]) == model.num_layers + 1
+
+
+def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
+    claims = types.SimpleNamespace(id="first", params={"depth": None})
+    again = types.SimpleNamespace(id="second", params={"depth": None})
+    with pytest.raises(ValueError, match='"depth" is claimed by both view first and view second'):
+        address.view_params([claims, again])
+    with pytest.raises(ValueError, match='"layer" is claimed by both the page and view first'):
+        address.view_params([types.SimpleNamespace(id="first", params={"layer": None})])
+    assert address.view_params([claims]) == {"first": ["depth"]}

@@ -1,0 +1,204 @@
+"""When each part of the page draws: the events between the components ``app.py`` lays out, in four groups.
+
+- ``analyze``: Analyze, Enter and the examples run ``page.show_text``, which draws the main view on
+  screen; then the address follows (``page.js``), and an explanation tab on screen is redrawn.
+- ``view_events``: each view's own events: its tab selected, its controls (``Drawing.triggers``), and a
+  hidden redraw button that ``page.js`` presses for the tab on screen.
+- ``share``: "Copy link" keeps the view's inputs (``address.share_link``) and copies the link.
+- ``load_page``: the page load's one step (``PageParts.restore_page``), then ``page.js`` puts the text in
+  the box unless the person typed meanwhile, selects the view's tab and writes the address.
+
+Each view's events name only its own components: on every message of every event, Gradio refreshes the
+loading status of every component that the events run so far have named, inputs included. A main view is
+redrawn from the kept analysis, a few milliseconds without the model, so its events skip the queue, each of
+whose extra messages costs the page such a refresh.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+import gradio as gr
+
+from . import scripts
+from .address import GLOBAL_PARAMS, TEXT_PARAMS, URL_PARAMS, VIEW_PARAMS, share_link
+from .page import MAIN_VIEWS, show_text
+from .registry import Drawing, Page
+from .restore import restore_controls, restore_view
+from .views import VIEWS
+
+PRIVATE = {"trigger_mode": "always_last", "api_visibility": "private"}  # the page's events: not an API
+USES_COLOUR_SCALE = {view.id: view.colour_scale for view in VIEWS}
+RESTORED_NAMES = ["view", *(name for names in VIEW_PARAMS.values() for name in names)]  # the load's controls
+
+
+@dataclass(frozen=True)
+class PageParts:
+    """The page's components that events join, and how a view is drawn from them.
+
+    ``restored_text`` is a hidden box for the page load's text (never the sentence box, where the person may
+    be typing); ``current_view`` holds the view on screen; ``tabs`` maps each view's id to its tab and drawing.
+    """
+
+    page: Page
+    text_box: gr.Textbox
+    restored_text: gr.Textbox
+    analyze_button: gr.Button
+    share_button: gr.Button
+    link_key: gr.Textbox
+    examples: gr.Examples
+    notice: gr.Markdown
+    prediction: gr.Label
+    tokens_view: gr.HighlightedText
+    colour_controls: gr.Row
+    current_view: gr.Textbox
+    tabs: dict[str, tuple[gr.Tab, Drawing]]
+
+    @functools.cached_property
+    def drawings(self) -> dict[str, Drawing]:
+        return {view_id: drawing for view_id, (_, drawing) in self.tabs.items()}
+
+    @property
+    def analyze_inputs(self) -> list:
+        """``show_text``'s inputs."""
+        page = self.page
+        return [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out, self.current_view]
+
+    @property
+    def analyzed(self) -> list:
+        """``show_text``'s outputs: the analysis, prediction, tokens, notice and each main view's figure."""
+        figures = [self.drawings[view].outputs[0] for view in MAIN_VIEWS]
+        return [self.page.result, self.prediction, self.tokens_view, self.notice, *figures]
+
+    @property
+    def spinners(self) -> list:
+        """Where analyses show progress: the prediction and the figures only (see the module's docstring)."""
+        return [self.prediction, *self.analyzed[4:]]
+
+    @functools.cached_property
+    def url_controls(self) -> dict:
+        """{address parameter: the control that holds it}."""
+        page = self.page
+        controls = {"text": self.text_box, "view": self.current_view, "layer": page.layer, "head": page.head}
+        controls |= {"scale": page.scale, "leave_out": page.leave_out}
+        return controls | {name: c for drawing in self.drawings.values() for name, c in drawing.controls.items()}
+
+    def show_colour_controls(self, view: str) -> dict:
+        """The colour-scale and leave-out controls, shown only with a view whose figures they change."""
+        return {self.colour_controls: gr.update(visible=USES_COLOUR_SCALE.get(view, True))}
+
+    def draw_view(self, view: str, values: dict) -> dict:
+        """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is)."""
+        drawing = self.drawings[view]
+        if view in MAIN_VIEWS and values[self.page.result] is None:
+            return {output: gr.skip() for output in drawing.outputs}
+        return drawing.draw(values)
+
+    def open_view(self, view: str, values: dict) -> dict:
+        """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
+        request reaches the queue; it names the view already current, so it changes nothing (the load draws).
+        """
+        if view == values[self.current_view]:
+            return {self.current_view: gr.skip()} | self.show_colour_controls(view)
+        return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
+
+    @property
+    def restored(self) -> list:
+        """``restore_view``'s outputs: the text (to ``restored_text``), the page's controls, then ``analyzed``."""
+        page = self.page
+        return [self.restored_text, page.layer, page.head, page.scale, page.leave_out, *self.analyzed]
+
+    @property
+    def load_outputs(self) -> list:
+        """What the page load writes: ``restored``, every view's controls and outputs, the colour controls' row."""
+        controls = [self.url_controls[name] for name in RESTORED_NAMES]
+        outputs = [c for drawing in self.drawings.values() for c in drawing.outputs]
+        return list(dict.fromkeys([*self.restored, *controls, self.colour_controls, *outputs]))
+
+    def restore_page(self, request: gr.Request) -> dict:
+        """Page load, one step: the text, the view and its controls from the address; the analysis; the view drawn.
+
+        It reads nothing from the page: a page that has just opened holds the defaults, and a deep-linked one
+        could hold anything (Gradio's rejection of a value would echo it in a toast that renders HTML). A text
+        or control that cannot be read is said in a warning and the rest is restored all the same, so the next
+        step still hands the address over to the views. The text goes to ``restored_text``.
+        """
+        text, layer, head, dims, *rest = (c.value for c in self.analyze_inputs)
+        try:
+            values = dict(zip(self.restored, restore_view(text, layer, head, dims, request, *rest), strict=True))
+        except gr.Error as error:  # a text in the address that the model cannot read
+            gr.Warning(error.message, title=error.title)
+            values = {}
+        defaults = [self.url_controls[name] for name in RESTORED_NAMES if name not in TEXT_PARAMS]
+        values |= {control: control.value for control in defaults}  # each view's own text keeps the page's
+        for name, value in restore_controls(values.get(self.page.result), request).items():
+            values[self.url_controls[name]] = value
+        view = values[self.current_view]
+        drawing = self.drawings[view]
+        if view not in MAIN_VIEWS or len(drawing.outputs) > 1:  # not drawn by the analysis alone
+            try:  # a view's gr.State starts at its own value, as in a new session
+                values |= self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs})
+            except gr.Error as error:
+                gr.Warning(error.message, title=error.title)
+        return values | self.show_colour_controls(view)
+
+
+def write_address(parts: PageParts, names: list[str] = URL_PARAMS, redraw: list[str] = ()) -> dict:
+    """The js-only step that writes the address from ``names`` (``page.js`` ``writeAddress``), and may redraw."""
+    inputs = [parts.url_controls[name] for name in names]
+    return {"fn": None, "inputs": inputs, "js": scripts.call("writeAddress", names, list(redraw))}
+
+
+def analyze(parts: PageParts) -> None:
+    """Analyze, Enter and the examples: the analysis draws the main view on screen (the tab shown, even if
+    chosen an instant before); then the address follows, and an explanation tab on screen is redrawn."""
+    inputs = parts.analyze_inputs
+    on_screen = scripts.call("onScreenView", len(inputs))
+    run = {"fn": show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
+    explanations = [view for view in parts.drawings if view not in MAIN_VIEWS]
+    for analyzed in (
+        gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners),
+        parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners),
+    ):
+        analyzed.success(**write_address(parts, redraw=explanations))
+    page = parts.page
+    gr.on([page.scale.input, page.leave_out.input], **write_address(parts, redraw=list(parts.drawings)))
+
+
+def view_events(parts: PageParts) -> None:
+    """Each view's own events: its tab selected, its hidden redraw button, its controls; then the address."""
+    for view, (tab, drawing) in parts.tabs.items():
+        events = PRIVATE | {"queue": view not in MAIN_VIEWS}
+        names = GLOBAL_PARAMS + VIEW_PARAMS.get(view, [])
+        own_inputs = {parts.current_view, *drawing.inputs}
+        own_outputs = [parts.current_view, parts.colour_controls, *drawing.outputs]
+        opened = tab.select(functools.partial(parts.open_view, view), own_inputs, own_outputs, **events)
+        opened.success(**write_address(parts, names))
+        redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
+        redraw_button.click(functools.partial(parts.draw_view, view), set(drawing.inputs), drawing.outputs, **events)
+        if drawing.triggers:
+            changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **events)
+            changed.success(**write_address(parts, names))
+
+
+def share(parts: PageParts) -> None:
+    """The "Copy link" button: keep the view's inputs, then copy the address with their key (or show it)."""
+    inputs = [parts.url_controls[name] for name in URL_PARAMS]
+    shared = parts.share_button.click(share_link, inputs, parts.link_key, **PRIVATE)
+    shared.success(None, parts.link_key, None, js=scripts.call("copyLink"))
+
+
+def load_page(demo: gr.Blocks, parts: PageParts) -> None:
+    """The page load: ``restore_page``; then the page's script keeps a typed text (decided in the page when the
+    load's answer has arrived, so a keystroke at any moment wins), selects the view's tab, writes the address,
+    and analyzes a text typed meanwhile. (An event with the tabs as output would name every view's components.)
+    """
+    loaded = demo.load(
+        parts.restore_page, None, parts.load_outputs, api_visibility="private", show_progress_on=parts.spinners
+    )
+    typed = [parts.restored_text, parts.text_box]
+    loaded = loaded.then(None, typed, parts.text_box, js=scripts.call("keepTyped", parts.text_box.value))
+    every_control = [parts.url_controls[name] for name in URL_PARAMS]
+    opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", URL_PARAMS))
+    opened.then(None, js=scripts.call("reanalyzeTyped"))

@@ -1,0 +1,34 @@
+"""The page's JavaScript: ``page.js`` and ``phone.js``, loaded once in the page's ``<head>``, and the calls to them.
+
+Python only passes data. ``head`` puts what the scripts need (``page.script_config``: the address's
+parameters, the views' titles, the phone layout's sizes) in ``window.explorerConfig`` before them, and
+``call`` writes an event's ``js=`` function, which hands the event's values to one of ``page.js``'s
+functions with the event's own data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+HERE = Path(__file__).parent
+SCRIPTS = [HERE / "page.js", HERE / "phone.js"]
+REDRAW_ID = "redraw-"  # + a view's id: the element id of its hidden redraw button, which ``writeAddress`` presses
+
+
+def head(config: dict) -> str:
+    """The page's ``<head>`` addition (``launch(head=...)``): ``config`` (``page.script_config``), then each script."""
+    tags = [f"window.explorerConfig = {_script_json(config)};"]
+    tags += [path.read_text(encoding="utf-8") for path in SCRIPTS]
+    return "\n".join(f"<script>\n{tag}\n</script>" for tag in tags)
+
+
+def call(function: str, *data) -> str:
+    """An event's ``js=``: ``explorer.<function>(values, *data)``, ``data`` passed as JSON."""
+    arguments = "".join(f", {_script_json(value)}" for value in data)
+    return f"(...values) => explorer.{function}(values{arguments})"
+
+
+def _script_json(value) -> str:
+    """``value`` as JSON that cannot close its ``<script>`` element (a view's title could hold "</script>")."""
+    return json.dumps(value).replace("</", "<\\/")
