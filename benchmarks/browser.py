@@ -30,6 +30,8 @@ DEEP_LINK = "view=knockout&heads_off=L1 H2"
 SETTLE_S = 0.5  # each timed action starts from a page at rest, the steps that trail the one before (the address) done
 TARGETS = {"click 25": 1.25, "click 256": 1.5, "cold deep link": 1.5, "head redraw": 1.1}
 OFF_QUEUE = "head, no queue"  # the app's head redraw against the floor's #head-direct
+STEP_SHOWN = "(s) => document.querySelector('#walk-text')?.textContent.trim().startsWith(s)"  # "2. ..."
+WALK_TARGET = 1.1  # a Walkthrough step change against the app's own head change, same run
 SHOWS_FIRST_WORD = """(label) => [...document.querySelectorAll('#attention-heatmap .xtick text')]
     .some((t) => t.textContent === label)"""
 TITLED = """(words) => { const t = document.querySelector('#attention-heatmap .gtitle');
@@ -61,6 +63,16 @@ def head_redraw(page, round_: int, choice: str = "#head", heads: tuple[str, str]
     start = time.perf_counter()
     radio.check()
     page.wait_for_function(TITLED, arg=f"head {head}", polling="raf")
+    return time.perf_counter() - start
+
+
+def walk_step(page, round_: int) -> float:
+    """The Walkthrough's Next (even rounds, step 1 to 2) or Previous (odd, back to 1), to the step's text drawn."""
+    button, shown = ("#walk-next", "2. ") if round_ % 2 == 0 else ("#walk-previous", "1. ")
+    time.sleep(SETTLE_S)
+    start = time.perf_counter()
+    page.locator(button).click()
+    page.wait_for_function(STEP_SHOWN, arg=shown, polling="raf")
     return time.perf_counter() - start
 
 
@@ -98,6 +110,10 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
                 pages[name].goto(url)
                 pages[name].wait_for_selector("#attention-heatmap svg.main-svg")
             deep = f"{urls['app']}?text={quote(sentence('good', 25))}&{DEEP_LINK}"
+            walk = browser.new_page(viewport=VIEWPORT)  # the app's Walkthrough tab, drawn from its kept pass
+            walk.set_default_timeout(180_000)
+            walk.goto(f"{urls['app']}?text={quote(sentence('good', 25))}&view=walkthrough&step=1")
+            walk.wait_for_function(STEP_SHOWN, arg="1. ")
             for round_ in range(rounds + 1):  # the first round warms up
                 for name in ("app", "floor"):
                     pages[name].bring_to_front()  # the page a person looks at; a page behind may draw late
@@ -107,6 +123,9 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
                     }
                     times["head redraw"] = head_redraw(pages[name], round_)
                     if name == "app":
+                        walk.bring_to_front()
+                        times["walkthrough step"] = walk_step(walk, round_)
+                        pages[name].bring_to_front()
                         times[OFF_QUEUE] = times["head redraw"]
                         times["cold deep link"] = cold_load(browser, deep, KNOCKOUT_DRAWN)
                     else:  # heads 2 and 1 (its first value is 1): the title changes from the 3 or 4 just drawn
@@ -123,7 +142,7 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
     lines = [
         f"{'':<16} {'app p50':>8} {'app p95':>8} {'floor p50':>10} {'floor p95':>10} {'ratio':>6} {'target':>7}",
     ]
-    for what in dict.fromkeys(what for what, _ in samples):
+    for what in dict.fromkeys(what for what, _ in samples if (what, "floor") in samples):
         app, floor = samples[(what, "app")], samples[(what, "floor")]
         ratio = statistics.median(app) / statistics.median(floor)
         target = TARGETS.get(what) or TARGETS.get("click 256" if what.startswith("click") else what)
@@ -132,6 +151,12 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
             f"{1000 * statistics.median(floor):>10.0f} {p95_ms(floor):>10.0f} {ratio:>5.2f}× "
             f"{f'≤ {target}×' if target else '—':>7}"
         )
+    walked, head = samples[("walkthrough step", "app")], samples[("head redraw", "app")]
+    lines.append(
+        f"walkthrough step (Next/Previous to the step drawn) {1000 * statistics.median(walked):.0f} ms against the "
+        f"app's head change {1000 * statistics.median(head):.0f} ms: "
+        f"{statistics.median(walked) / statistics.median(head):.2f}× (target ≤ {WALK_TARGET}×)"
+    )
     lines.append(
         f"ms; {rounds} interleaved rounds (app, then floor, each round); floor = benchmarks/floor_app.py drawing one "
         f"heatmap of the same size; {OFF_QUEUE}: the app's head redraw against the floor's off the queue; cold deep "

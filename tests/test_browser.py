@@ -26,6 +26,7 @@ SCREENSHOTS = {
     "light": ROOT / "assets" / "screenshot.png",
     "dark": ROOT / "assets" / "screenshot-dark.png",
     "atlas": ROOT / "assets" / "screenshot-atlas.png",
+    "walkthrough": ROOT / "assets" / "screenshot-walkthrough.png",
 }
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -208,6 +209,11 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?text={text}&view=head-atlas")
             page.wait_for_function("() => document.querySelector('#atlas-table')?.textContent.includes('L2 H4')")
             page.locator("#atlas-plot .main-svg").first.wait_for()
+        elif shot == "walkthrough":
+            page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")
+            page.wait_for_function(
+                "() => document.querySelector('#walk-plot')?.textContent.includes('layer 1, head 2')"
+            )
         else:
             page.goto(f"{served}?__theme={shot}&text={text}&layer=1&head=1")
             wait_for_heatmap_with(page, "Layer 1, head 1")
@@ -423,6 +429,9 @@ NEW_VALUES = {
     "compare": ("type", "Sentence B", "not a charming journey", "not a charming journey"),
     "compare_layer": ("choose", "Layer", "2", "2"),
     "compare_head": ("choose", "Head", "2", "2"),
+    "step": ("type", "Step", "5", "5"),
+    "walk_layer": ("choose", "Layer", "2", "2"),
+    "walk_head": ("choose", "Head", "2", "2"),
 }
 
 

@@ -32,6 +32,7 @@ from transformer.explorer.views import (
     positional_encoding,
     rollout,
     token_embeddings,
+    walkthrough,
     word_order,
 )
 
@@ -355,7 +356,7 @@ FIGURES = (
     "attention", "attention, mean of heads, row scale", "all heads", "all heads, row scale", "positional curves",
     "positional table", "positional similarity", "rollout shares", "rollout matrix", "attributions", "agreement",
     "inside a head", "knockout grid", "head importance", "word order", "compare A", "compare B", "compare B - A",
-    "token embeddings", "head atlas",
+    "token embeddings", "head atlas", *(f"walkthrough step {i}" for i in range(1, 13)),
 )  # fmt: skip
 
 
@@ -396,6 +397,16 @@ def drawn(model, tokenizer) -> dict[str, go.Figure]:
             token_embeddings.embeddings_view(model, tokenizer, result)
         ),
         "head atlas": head_atlas.atlas_figure(artifacts.build_atlas(model, tokenizer, rows, "hash")),
+        **walkthrough_figures(walkthrough.walkthrough_view(model, tokenizer, result)),
+    }
+
+
+def walkthrough_figures(view) -> dict[str, go.Figure]:
+    """Each walkthrough step's figure, for the last layer and head."""
+    layer, head = len(view.walk.layers) - 1, view.walk.layers[0].weights.size(0) - 1
+    return {
+        f"walkthrough step {i}": step.values(view.walk, view.tokens, layer, head)
+        for i, step in enumerate(walkthrough.STEPS, start=1)
     }
 
 

@@ -12,6 +12,7 @@ Each module has one job:
 - ``knockout``: head knockout and head importance.
 - ``counterfactual``: removing or masking a token; word order with and without positional encoding.
 - ``compare``: two sentences through one head, aligned.
+- ``walkthrough``: one forward pass, every step the tutorial walks through, captured by hooks.
 
 The explorer (``transformer.explorer``) builds its views on these; nothing here imports it.
 """

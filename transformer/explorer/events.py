@@ -177,9 +177,11 @@ def view_events(parts: PageParts) -> None:
         opened.success(**write_address(parts, names))
         redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
         redraw_button.click(functools.partial(parts.draw_view, view), set(drawing.inputs), drawing.outputs, **events)
+        changed = list(drawing.redrawn)
         if drawing.triggers:
-            changed = gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **events)
-            changed.success(**write_address(parts, names))
+            changed.append(gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **events))
+        for event in changed:
+            event.success(**write_address(parts, names))
 
 
 def share(parts: PageParts) -> None:

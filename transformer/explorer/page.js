@@ -154,6 +154,11 @@
         }, 150);
     }
 
+    // The Walkthrough's Previous and Next: the step `change` away, kept within 1..`last`, with no request.
+    function stepBy([step], change, last) {
+        return Math.min(Math.max(Number(step || 1) + change, 1), last);
+    }
+
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {
         addressRead: false,
@@ -166,6 +171,7 @@
         onScreenView,
         openText,
         openHead,
+        stepBy,
     };
     window.explorer = explorer;
 })();

@@ -41,7 +41,9 @@ class Page:
 class Drawing:
     """How a laid-out tab is drawn: ``handler(*inputs) -> outputs``, when a trigger fires or the tab is shown.
 
-    ``controls`` maps each of the view's address parameters to the control that holds it.
+    ``controls`` maps each of the view's address parameters to the control that holds it. ``redrawn`` lists
+    events the view made itself (in ``layout``) that end with it drawn, after which the page writes the address
+    as it does after a trigger (e.g. a Next button that moves a step, then draws).
     """
 
     handler: Callable
@@ -49,6 +51,7 @@ class Drawing:
     outputs: list
     triggers: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
+    redrawn: list = field(default_factory=list)
 
     def draw(self, values: dict) -> dict:
         """{output: value}, the handler run on its inputs' ``values`` (a Gradio dispatcher's input dict)."""

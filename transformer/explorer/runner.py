@@ -111,8 +111,18 @@ def kept_view(kept: tuple | None, build, result: Analysis, **controls) -> tuple:
 
     Redrawing a tab (another colour scale or query token, coming back to it) then calls no model.
     """
-    key = (build.__name__, result.text, controls)
-    return kept if kept is not None and kept[0] == key else (key, explain(build, result, **controls))
+    key = kept_key(build, result, **controls)
+    return kept if is_kept(kept, key) else (key, explain(build, result, **controls))
+
+
+def kept_key(build, result: Analysis, **controls) -> tuple:
+    """What a kept view is kept under: the function that built it, the analysis's text and the controls."""
+    return (build.__name__, result.text, controls)
+
+
+def is_kept(kept, key: tuple) -> bool:
+    """Whether ``kept`` (a tab's ``gr.State``) holds the view kept under ``key``."""
+    return isinstance(kept, tuple) and len(kept) == 2 and kept[0] == key
 
 
 def api_view(build, text: str, **controls):

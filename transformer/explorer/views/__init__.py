@@ -17,6 +17,7 @@ from . import (
     positional_encoding,
     rollout,
     token_embeddings,
+    walkthrough,
     word_order,
 )
 
@@ -24,6 +25,7 @@ VIEWS = [
     attention.VIEW,
     all_heads.VIEW,
     positional_encoding.VIEW,
+    walkthrough.VIEW,
     rollout.VIEW,
     attributions.VIEW,
     inside_head.VIEW,

@@ -1,0 +1,121 @@
+"""The Walkthrough tab: each step's code is the current source of the function it names, a step change draws
+from the kept pass without the model, the last step's probabilities are the page's prediction, and in Chromium
+Previous/Next walk every step, a deep link opens step 6 at its layer and head, and a phone shows one step."""
+
+import inspect
+from urllib.parse import parse_qs, urlparse
+
+import plotly.graph_objects as go
+import pytest
+
+from transformer.explorer import api, runner
+from transformer.explorer.registry import Reading
+from transformer.explorer.views import walkthrough
+
+SENTENCE = "a wonderful film , the acting was dull"
+
+
+def test_each_steps_code_is_the_current_source_of_its_function():
+    assert len(walkthrough.STEPS) == 12
+    for step, source in zip(walkthrough.STEPS, walkthrough.SOURCES, strict=True):
+        assert source == inspect.getsource(step.code), step.title
+        assert source.lstrip().startswith("def "), step.title  # a whole function, not a fragment
+
+
+def test_a_step_change_draws_from_the_kept_pass_without_the_model(app):
+    result = runner.run_model(SENTENCE)
+    calls = []
+    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        text, code, figure, kept = walkthrough.show_step(result, 1, 1, 1, None)
+        assert len(calls) == 1  # the one pass
+        for step in range(1, len(walkthrough.STEPS) + 1):
+            for layer, head in ((1, 1), (2, 2)):
+                text, code, figure, kept = walkthrough.show_step(result, step, layer, head, kept)
+                assert isinstance(figure, go.Figure) and figure.data, step
+                assert text.startswith(f"### {step}.") and code == walkthrough.SOURCES[step - 1]
+        assert len(calls) == 1
+    finally:
+        handle.remove()
+
+
+def test_the_last_step_gives_the_pages_prediction(app):
+    result = runner.run_model(SENTENCE)
+    text, *_ = walkthrough.show_step(result, 12, 1, 1, None)
+    for name, p in result.prediction.items():
+        assert f"{name} {p:.3f}" in text
+    answer = walkthrough.walkthrough(SENTENCE)
+    assert answer["tokens"] == result.tokens
+    predicted = {c["label"]: c["confidence"] for c in api.predict(SENTENCE)["confidences"]}
+    for name, p in zip(answer["label_names"], answer["walk"]["probabilities"], strict=True):
+        assert p == pytest.approx(predicted[name], abs=1e-4)
+
+
+def test_the_address_readers_allow_only_the_models_steps_layers_and_heads(app):
+    reading = Reading(app.get_model()[0].model, 8)
+    params = walkthrough.VIEW.params
+    assert params["step"]("6", reading) == 6 and params["step"]("13", reading) is None
+    assert params["walk_layer"]("2", reading) == 2 and params["walk_layer"]("3", reading) is None
+    assert params["walk_head"]("<b>", reading) is None
+
+
+def test_no_analysis_asks_for_one():
+    text, _, figure, _ = walkthrough.show_step(None, 3, 1, 1, None)
+    assert "Analyze" in text and figure is None
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
+def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browser, url, width, height):
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{url}?text=a wonderful film&view=walkthrough&step=6&walk_layer=2&walk_head=2")
+        page.wait_for_function("() => document.querySelector('#walk-text')?.textContent.includes('6. Scores')")
+        try:
+            page.wait_for_function(
+                "() => document.querySelector('#walk-plot')?.textContent.includes('layer 2, head 2')", timeout=15000
+            )
+        except Exception:
+            print("PLOT:", page.locator("#walk-plot").text_content()[:500])
+            print("TEXT:", page.locator("#walk-text").text_content())
+            raise
+        assert "def scaled_dot_product_attention" in page.locator("#walk-code").text_content()
+        for step in range(7, 13):  # Next to the last step, then once more: it stays there
+            page.locator("#walk-next").click()
+            page.wait_for_function(
+                "(s) => document.querySelector('#walk-text')?.textContent.includes(s)", arg=f"{step}."
+            )
+        page.locator("#walk-next").click()
+        for step in range(11, 0, -1):
+            page.locator("#walk-previous").click()
+            page.wait_for_function(
+                "(s) => document.querySelector('#walk-text')?.textContent.includes(s)", arg=f"{step}. "
+            )
+        page.wait_for_function("() => new URL(location.href).searchParams.get('step') === '1'")
+        query = parse_qs(urlparse(page.url).query)
+        assert query["view"] == ["walkthrough"] and query["walk_layer"] == ["2"]
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= width + 1  # nothing scrolls sideways
+    finally:
+        context.close()
+
+
+def test_a_quick_step_change_never_calls_the_model(app):
+    """The off-queue draw reads only the kept pass: with none (or another sentence's) it leaves the tab as it is."""
+    result, other = runner.run_model(SENTENCE), runner.run_model("dull")
+    calls = []
+    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        assert all(out is not None for out in walkthrough.show_kept_step(result, 2, 1, 1, None))
+        assert not any(isinstance(out, go.Figure) for out in walkthrough.show_kept_step(result, 2, 1, 1, None))
+        kept = walkthrough.show_step(other, 1, 1, 1, None)[-1]
+        calls.clear()
+        assert not any(isinstance(out, go.Figure) for out in walkthrough.show_kept_step(result, 2, 1, 1, kept))
+        kept = walkthrough.show_step(result, 1, 1, 1, None)[-1]
+        calls.clear()
+        text, _, figure = walkthrough.show_kept_step(result, 5, 2, 2, kept)
+        assert text.startswith("### 5.") and "layer 2, head 2" in figure.layout.title.text.lower()
+        assert not calls
+    finally:
+        handle.remove()

@@ -1,0 +1,340 @@
+"""Walkthrough tab: the tutorial's forward pass on the sentence, one step at a time, and the ``/walkthrough``
+endpoint. Each step says what it does, shows the lines of ``transformer/`` that compute it (read from the
+source at start-up), its shape and arithmetic, and this sentence's numbers from one captured pass
+(``explain.walkthrough``). Changing the step, layer or head redraws from the kept pass, without the model.
+
+Shape letters: N = tokens, D = d_model, H = heads, d_k = D / H, F = d_ff, C = classes.
+"""
+
+from __future__ import annotations
+
+import html
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import gradio as gr
+import plotly.graph_objects as go
+import torch
+
+from ... import attention as attention_module
+from ...classifier import TransformerClassifier
+from ...encoder_block import TransformerEncoderBlock
+from ...explain.walkthrough import Walkthrough, walk_through
+from ...feed_forward import PositionWiseFeedForward
+from ...positional_encoding import PositionalEncoding
+from .. import runner, scripts
+from ..analysis import Analysis, sentence_ids
+from ..figures import attention_heatmap, heatmap, token_labels
+from ..inputs import layer_head, page_number
+from ..readers import number
+from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer
+
+
+@dataclass(frozen=True)
+class Step:
+    """One step: its title, what it does (for a learner), the function whose source computes it, its arithmetic,
+    ``shape(walk, layer, head)`` with named dimensions, ``values(walk, tokens, layer, head)`` its figure, and the
+    tab that goes deeper (title, view id) or None."""
+
+    title: str
+    what: str
+    code: Callable
+    arithmetic: str
+    shape: Callable[[Walkthrough, int, int], str]
+    values: Callable[[Walkthrough, list[str], int, int], go.Figure]
+    deeper: tuple[str, str] | None = None
+
+
+def _dims(tensor: torch.Tensor, *names: str) -> str:
+    """``(N=12, D=128)``: a tensor's shape with its dimensions named."""
+    return "(" + ", ".join(f"{name}={size}" for name, size in zip(names, tensor.shape, strict=True)) + ")"
+
+
+def _rows(values: torch.Tensor, tokens: list[str], title: str, column: str, signed: bool = True) -> go.Figure:
+    """A (N, columns) tensor as a heatmap: one row per token, one column per dimension."""
+    columns = [f"{column}{j}" for j in range(values.size(1))]
+    return heatmap(
+        values.float(), columns, token_labels(tokens), title=title, axis_titles=(column, "token"), signed=signed
+    )
+
+
+def _vector(values: torch.Tensor, labels: list[str], title: str) -> go.Figure:
+    """One vector as a one-row heatmap, each value printed in its cell when they are few."""
+    return heatmap(
+        values.float()[None],
+        labels,
+        ["value"],
+        title=title,
+        axis_titles=("", ""),
+        signed=True,
+        show_values=len(labels) <= 16,
+    )
+
+
+def _qkv(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps, h = walk.layers[layer], head
+    joined = torch.cat([steps.queries[h], steps.keys[h], steps.values[h]], dim=-1)  # (N, 3 d_k)
+    d_k = steps.queries.size(-1)
+    columns = [f"{part}{j}" for part in "qkv" for j in range(d_k)]
+    title = f"Layer {page_number(layer)}, head {page_number(head)}: Q, K and V side by side"
+    return heatmap(
+        joined.float(), columns, token_labels(tokens), title=title, axis_titles=("q | k | v", "token"), signed=True
+    )
+
+
+def _weights(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    weights = walk.layers[layer].weights[head].float().numpy()  # (N, N)
+    return attention_heatmap(
+        tokens, weights, f"softmax(QKᵀ/√d_k), layer {page_number(layer)}, head {page_number(head)}"
+    )
+
+
+def _sources(*functions: Callable) -> str:
+    return "\n\n".join(inspect.getsource(fn) for fn in functions)
+
+
+STEPS = [
+    Step(
+        "1. Tokens",
+        "The tokenizer cuts the text into tokens from the model's vocabulary and gives each its id: the only "
+        "thing the model ever sees of your text is this list of numbers.",
+        TransformerClassifier.token_embeddings,
+        "ids = tokenizer(text)",
+        lambda walk, layer, head: _dims(walk.token_ids, "N"),
+        lambda walk, tokens, layer, head: _vector(walk.token_ids.double(), token_labels(tokens), "Token ids"),
+    ),
+    Step(
+        "2. Embeddings, ×√d_model",
+        "Each id picks one row of the embedding table, a vector of d_model numbers learned in training. The "
+        "tutorial multiplies it by √d_model so that it is not drowned by the positional encoding added next.",
+        TransformerClassifier.token_embeddings,
+        "x = Embedding(ids) · √d_model",
+        lambda walk, layer, head: _dims(walk.scaled_embeddings, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(walk.scaled_embeddings, tokens, "Embeddings × √d_model", "d"),
+    ),
+    Step(
+        "3. Positional encoding, added",
+        "Attention alone cannot tell word order. Row p of a fixed table of sines and cosines is added to the "
+        "vector at position p, so the same word at two places gives two different vectors.",
+        PositionalEncoding.forward,
+        "x = x + PE[0:N]",
+        lambda walk, layer, head: _dims(walk.embedded, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(walk.embedded, tokens, "Embeddings + positional encoding", "d"),
+        ("what position does", "word-order"),
+    ),
+    Step(
+        "4. LayerNorm of the block's input",
+        "A Pre-LN block (this model's kind) first normalises every token's vector to mean 0 and variance 1, "
+        "then scales and shifts it with learned weights; the residual stream itself is left untouched.",
+        TransformerEncoderBlock.forward,
+        "h = LayerNorm(x)",
+        lambda walk, layer, head: _dims(walk.layers[layer].attention_input, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(
+            walk.layers[layer].attention_input, tokens, f"Layer {page_number(layer)}: LayerNorm(x)", "d"
+        ),
+    ),
+    Step(
+        "5. Queries, keys and values",
+        "Three learned projections turn each token's vector into a query (what it looks for), a key (what it "
+        "offers) and a value (what it passes on), split into heads of d_k numbers each.",
+        attention_module.MultiHeadAttention.forward,
+        "Q = h W_q, K = h W_k, V = h W_v, split into H heads",
+        lambda walk, layer, head: _dims(walk.layers[layer].queries, "H", "N", "d_k"),
+        _qkv,
+        ("see every head", "all-heads"),
+    ),
+    Step(
+        "6. Scores, scaling, softmax",
+        "Each query is compared with every key by a dot product. Dividing by √d_k keeps the scores from growing "
+        "with the head's size; the softmax turns each row into weights that add up to 1. One sentence needs no "
+        "padding mask; in a batch, padded keys get weight 0 here.",
+        attention_module.scaled_dot_product_attention,
+        "weights = softmax(Q Kᵀ / √d_k)",
+        lambda walk, layer, head: _dims(walk.layers[layer].weights, "H", "N", "N"),
+        _weights,
+        ("why divide by √d_k", "inside-head"),
+    ),
+    Step(
+        "7. Weights × V, the heads joined, W_o",
+        "Each token's new vector is the weighted mean of the values; the H heads' results are put side by side "
+        "and mixed by one more projection, W_o.",
+        attention_module.MultiHeadAttention.forward,
+        "out = concat(weights_h V_h) W_o",
+        lambda walk, layer, head: _dims(walk.layers[layer].attention_output, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(
+            walk.layers[layer].attention_output, tokens, f"Layer {page_number(layer)}: attention output", "d"
+        ),
+    ),
+    Step(
+        "8. The residual add",
+        "The attention's output is added to the block's input: each sub-layer only adds a correction to the "
+        "residual stream, which carries the token's vector through the whole model.",
+        TransformerEncoderBlock.forward,
+        "x = x + out",
+        lambda walk, layer, head: _dims(walk.layers[layer].after_attention, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(
+            walk.layers[layer].after_attention, tokens, f"Layer {page_number(layer)}: x + attention", "d"
+        ),
+    ),
+    Step(
+        "9. The feed-forward network",
+        "Every token then goes, on its own, through two linear layers with a GELU between them, d_ff wide; its "
+        "output is added to the residual stream again.",
+        PositionWiseFeedForward.forward,
+        "x = x + Linear(GELU(Linear(LayerNorm(x))))",
+        lambda walk, layer, head: _dims(walk.layers[layer].ffn_activated, "N", "F"),
+        lambda walk, tokens, layer, head: _rows(
+            walk.layers[layer].ffn_activated, tokens, f"Layer {page_number(layer)}: GELU(Linear(h))", "f"
+        ),
+    ),
+    Step(
+        "10. The next layers",
+        "The other blocks do the same with their own weights, each reading the stream the one before wrote.",
+        TransformerClassifier.encode,
+        "x = block_L(… block_1(x))",
+        lambda walk, layer, head: _dims(walk.layers[-1].block_output, "N", "D"),
+        lambda walk, tokens, layer, head: _rows(walk.layers[-1].block_output, tokens, "After the last block", "d"),
+        ("what the heads do over a corpus", "head-atlas"),
+    ),
+    Step(
+        "11. Final LayerNorm, mean pooling",
+        "A last LayerNorm, then the mean of the tokens' vectors: one vector for the whole sentence (padding, in "
+        "a batch, is left out of the mean).",
+        TransformerClassifier.forward,
+        "s = mean over tokens of LayerNorm(x)",
+        lambda walk, layer, head: _dims(walk.pooled, "D"),
+        lambda walk, tokens, layer, head: _vector(
+            walk.pooled, [f"d{j}" for j in range(walk.pooled.numel())], "The sentence's vector"
+        ),
+    ),
+    Step(
+        "12. The classifier",
+        "Two linear layers with a GELU between them give one logit per class; the softmax turns the logits into "
+        "the probabilities shown at the top of the page.",
+        TransformerClassifier.forward,
+        "p = softmax(Linear(GELU(Linear(s))))",
+        lambda walk, layer, head: _dims(walk.logits, "C"),
+        lambda walk, tokens, layer, head: _vector(
+            walk.logits, ["logit " + str(c) for c in range(walk.logits.numel())], "Logits"
+        ),
+    ),
+]
+SOURCES = [inspect.getsource(step.code) for step in STEPS]  # read once, at start-up: never drifts from the code
+
+
+@dataclass(frozen=True)
+class WalkView:
+    """The captured pass with the tokens it read."""
+
+    tokens: list[str]
+    label_names: list[str]
+    walk: Walkthrough
+
+
+def walkthrough_view(model, tokenizer, result: Analysis) -> WalkView:
+    """One pass of the model on the kept analysis's tokens, every step kept (on the CPU)."""
+    return WalkView(result.tokens, result.label_names, walk_through(model, sentence_ids(model, result)))
+
+
+def step_text(view: WalkView, index: int, layer: int, head: int) -> str:
+    """The step's Markdown: what it does, its shape and arithmetic, the layer and head shown, the deeper tab."""
+    step = STEPS[index]
+    lines = [f"### {step.title}", step.what, f"**Shape** `{step.shape(view.walk, layer, head)}` · `{step.arithmetic}`"]
+    if index == len(STEPS) - 1:
+        shown = ", ".join(
+            f"{html.escape(name)} {p:.3f}"
+            for name, p in zip(view.label_names, view.walk.probabilities.tolist(), strict=True)
+        )
+        lines.append(f"Probabilities: {shown}.")
+    if step.deeper:
+        lines.append(f"Deeper: **{step.deeper[0]}** in the {step.deeper[1].replace('-', ' ')} tab.")
+    return "\n\n".join(lines)
+
+
+def show_step(result: Analysis | None, step: int, layer: int, head: int, kept: tuple | None) -> tuple:
+    """(text, code, figure, kept) for one step: the pass runs once per sentence (the tab's queued draw)."""
+    if result is None:
+        return "Analyze a sentence to walk through it.", "", None, kept
+    kept = runner.kept_view(kept, walkthrough_view, result)
+    return (*draw_step(kept[1], step, layer, head), kept)
+
+
+def show_kept_step(result: Analysis | None, step: int, layer: int, head: int, kept: tuple | None) -> tuple:
+    """(text, code, figure) for a step, layer or head change, from the kept pass only: it never calls the model,
+    so it skips the queue. Without a pass of this analysis (the tab's draw, after each analysis, makes one) the
+    tab stays as it is."""
+    if result is None or not runner.is_kept(kept, runner.kept_key(walkthrough_view, result)):
+        return gr.skip(), gr.skip(), gr.skip()
+    return draw_step(kept[1], step, layer, head)
+
+
+def draw_step(view: WalkView, step: int, layer: int, head: int) -> tuple:
+    """(text, code, figure) of step ``step`` (from 1) at ``layer`` and ``head`` (from 1)."""
+    num_layers, num_heads = len(view.walk.layers), view.walk.layers[0].weights.size(0)
+    with runner.clear_errors():
+        index = number(str(step), 1, len(STEPS))
+        layer_index, head_index = layer_head(layer, head, num_layers, num_heads)
+    index = 0 if index is None else index - 1
+    figure = STEPS[index].values(view.walk, view.tokens, layer_index, head_index)
+    return step_text(view, index, layer_index, head_index), SOURCES[index], figure
+
+
+def walkthrough(text: str) -> dict:
+    """Every step of one forward pass on a text: the tensors the tutorial walks through, from the model's own pass.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Args:
+        text: the text to read.
+
+    Returns:
+        {"tokens", "label_names", "walk": {"token_ids", "embeddings", "scaled_embeddings", "positions", "embedded",
+        "layers": [{"block_input", "attention_input", "queries", "keys", "values" [head][token][d_k], "scores",
+        "scaled", "weights" [head][query][key], "heads", "merged", "attention_output", "after_attention",
+        "ffn_input", "ffn_hidden", "ffn_activated", "ffn_output", "block_output"}, ...], "final_norm", "pooled",
+        "hidden", "activated", "logits", "probabilities"}}.
+    """
+    return runner.api_view(walkthrough_view, text)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "The tutorial's forward pass on your sentence, one step at a time: what each step does, the code that "
+        "computes it, its shape, and this sentence's own numbers from one pass of the model."
+    )
+    with gr.Row():
+        previous = gr.Button("◀ Previous", elem_id="walk-previous", scale=0, min_width=120)
+        step = gr.Slider(1, len(STEPS), value=1, step=1, label="Step", elem_id="walk-step")
+        following = gr.Button("Next ▶", elem_id="walk-next", scale=0, min_width=120)
+    with gr.Row():
+        layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="walk-layer")
+        head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="walk-head")
+    text = gr.Markdown(elem_id="walk-text")
+    code = gr.Code(language="python", label="The code that computes it", elem_id="walk-code", interactive=False)
+    plot = gr.Plot(label="This sentence's numbers", elem_id="walk-plot")
+    kept = gr.State()
+    inputs, outputs = [page.result, step, layer, head, kept], [text, code, plot, kept]
+    # A step, layer or head change draws from the kept pass off the queue (as a head change on the Attention tab
+    # does); Previous and Next move the step in the page, with no request. Not the step's change event: the page
+    # load sets the step, layer and head at once, and a change event would read the layer and head from before.
+    quick = {"api_visibility": "private", "queue": False, "trigger_mode": "always_last"}
+    redrawn = [gr.on([step.release, layer.input, head.input], show_kept_step, inputs, outputs[:3], **quick)]
+    for button, change in ((previous, -1), (following, 1)):
+        moved = button.click(None, step, step, js=scripts.call("stepBy", change, len(STEPS)))
+        redrawn.append(moved.then(show_kept_step, inputs, outputs[:3], **quick))
+    controls = {"step": step, "walk_layer": layer, "walk_head": head}
+    return Drawing(show_step, inputs, outputs, [], controls, redrawn)
+
+
+VIEW = View(
+    "walkthrough",
+    "Walkthrough",
+    layout,
+    params={
+        "step": lambda value, r: number(value, 1, len(STEPS)),
+        "walk_layer": read_layer,
+        "walk_head": read_head,
+    },
+    endpoints={"walkthrough": walkthrough},
+    colour_scale=False,
+)
