@@ -66,15 +66,19 @@ class PageParts:
         return [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out, self.current_view]
 
     @property
+    def main_figures(self) -> list:
+        """Each main view's figure, the first of its outputs (``View.main``), in ``MAIN_VIEWS`` order."""
+        return [self.drawings[view].outputs[0] for view in MAIN_VIEWS]
+
+    @property
     def analyzed(self) -> list:
         """``show_text``'s outputs: the analysis, prediction, tokens, notice and each main view's figure."""
-        figures = [self.drawings[view].outputs[0] for view in MAIN_VIEWS]
-        return [self.page.result, self.prediction, self.tokens_view, self.notice, *figures]
+        return [self.page.result, self.prediction, self.tokens_view, self.notice, *self.main_figures]
 
     @property
     def spinners(self) -> list:
         """Where analyses show progress: the prediction and the figures only (see the module's docstring)."""
-        return [self.prediction, *self.analyzed[4:]]
+        return [self.prediction, *self.main_figures]
 
     @functools.cached_property
     def url_controls(self) -> dict:

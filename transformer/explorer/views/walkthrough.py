@@ -72,6 +72,18 @@ def _vector(values: torch.Tensor, labels: list[str], title: str) -> go.Figure:
     )
 
 
+def _layer_shape(field: str, *names: str) -> Callable:
+    """A step's ``shape``: the chosen layer's ``field`` (of ``LayerSteps``), its dimensions named."""
+    return lambda walk, layer, head: _dims(getattr(walk.layers[layer], field), *names)
+
+
+def _layer_rows(field: str, title: str, column: str) -> Callable:
+    """A step's ``values``: the chosen layer's (N, columns) ``field`` as one row per token."""
+    return lambda walk, tokens, layer, head: _rows(
+        getattr(walk.layers[layer], field), tokens, f"Layer {page_number(layer)}: {title}", column
+    )
+
+
 def _qkv(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
     steps, h = walk.layers[layer], head
     joined = torch.cat([steps.queries[h], steps.keys[h], steps.values[h]], dim=-1)  # (N, 3 d_k)
@@ -88,10 +100,6 @@ def _weights(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.
     return attention_heatmap(
         tokens, weights, f"softmax(QKᵀ/√d_k), layer {page_number(layer)}, head {page_number(head)}"
     )
-
-
-def _sources(*functions: Callable) -> str:
-    return "\n\n".join(inspect.getsource(fn) for fn in functions)
 
 
 STEPS = [
@@ -129,10 +137,8 @@ STEPS = [
         "then scales and shifts it with learned weights; the residual stream itself is left untouched.",
         TransformerEncoderBlock.forward,
         "h = LayerNorm(x)",
-        lambda walk, layer, head: _dims(walk.layers[layer].attention_input, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(
-            walk.layers[layer].attention_input, tokens, f"Layer {page_number(layer)}: LayerNorm(x)", "d"
-        ),
+        _layer_shape("attention_input", "N", "D"),
+        _layer_rows("attention_input", "LayerNorm(x)", "d"),
     ),
     Step(
         "5. Queries, keys and values",
@@ -140,7 +146,7 @@ STEPS = [
         "offers) and a value (what it passes on), split into heads of d_k numbers each.",
         attention_module.MultiHeadAttention.forward,
         "Q = h W_q, K = h W_k, V = h W_v, split into H heads",
-        lambda walk, layer, head: _dims(walk.layers[layer].queries, "H", "N", "d_k"),
+        _layer_shape("queries", "H", "N", "d_k"),
         _qkv,
         ("see every head", "all-heads"),
     ),
@@ -151,7 +157,7 @@ STEPS = [
         "padding mask; in a batch, padded keys get weight 0 here.",
         attention_module.scaled_dot_product_attention,
         "weights = softmax(Q Kᵀ / √d_k)",
-        lambda walk, layer, head: _dims(walk.layers[layer].weights, "H", "N", "N"),
+        _layer_shape("weights", "H", "N", "N"),
         _weights,
         ("why divide by √d_k", "inside-head"),
     ),
@@ -161,10 +167,8 @@ STEPS = [
         "and mixed by one more projection, W_o.",
         attention_module.MultiHeadAttention.forward,
         "out = concat(weights_h V_h) W_o",
-        lambda walk, layer, head: _dims(walk.layers[layer].attention_output, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(
-            walk.layers[layer].attention_output, tokens, f"Layer {page_number(layer)}: attention output", "d"
-        ),
+        _layer_shape("attention_output", "N", "D"),
+        _layer_rows("attention_output", "attention output", "d"),
     ),
     Step(
         "8. The residual add",
@@ -172,10 +176,8 @@ STEPS = [
         "residual stream, which carries the token's vector through the whole model.",
         TransformerEncoderBlock.forward,
         "x = x + out",
-        lambda walk, layer, head: _dims(walk.layers[layer].after_attention, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(
-            walk.layers[layer].after_attention, tokens, f"Layer {page_number(layer)}: x + attention", "d"
-        ),
+        _layer_shape("after_attention", "N", "D"),
+        _layer_rows("after_attention", "x + attention", "d"),
     ),
     Step(
         "9. The feed-forward network",
@@ -183,10 +185,8 @@ STEPS = [
         "output is added to the residual stream again.",
         PositionWiseFeedForward.forward,
         "x = x + Linear(GELU(Linear(LayerNorm(x))))",
-        lambda walk, layer, head: _dims(walk.layers[layer].ffn_activated, "N", "F"),
-        lambda walk, tokens, layer, head: _rows(
-            walk.layers[layer].ffn_activated, tokens, f"Layer {page_number(layer)}: GELU(Linear(h))", "f"
-        ),
+        _layer_shape("ffn_activated", "N", "F"),
+        _layer_rows("ffn_activated", "GELU(Linear(h))", "f"),
     ),
     Step(
         "10. The next layers",
