@@ -82,7 +82,8 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
     assert not forward_calls
 
 
-KEPT_ONLY = {"show_kept_step"}  # off the queue, drawn from numbers its tab's queued draw kept; else left as is
+# Off the queue, drawn from numbers their tab's queued draw kept; else left as they are.
+KEPT_ONLY = {"show_kept_step", "show_moved_step"}
 
 
 def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forward_calls):

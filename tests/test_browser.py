@@ -212,7 +212,7 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
         elif shot == "walkthrough":
             page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")
             page.wait_for_function(
-                "() => document.querySelector('#walk-plot')?.textContent.includes('layer 1, head 2')"
+                "() => document.querySelector('#walk-plot')?.textContent.includes('Layer 1, head 2')"
             )
         else:
             page.goto(f"{served}?__theme={shot}&text={text}&layer=1&head=1")

@@ -5,10 +5,14 @@ Previous/Next walk every step, a deep link opens step 6 at its layer and head, a
 import inspect
 from urllib.parse import parse_qs, urlparse
 
+import gradio as gr
 import plotly.graph_objects as go
 import pytest
+import torch
+from tiny import tiny_model
 
-from transformer.explorer import api, runner
+from transformer.explain.walkthrough import walk_through
+from transformer.explorer import api, restore, runner
 from transformer.explorer.registry import Reading
 from transformer.explorer.views import walkthrough
 
@@ -47,7 +51,7 @@ def test_the_last_step_gives_the_pages_prediction(app):
     answer = walkthrough.walkthrough(SENTENCE)
     assert answer["tokens"] == result.tokens
     predicted = {c["label"]: c["confidence"] for c in api.predict(SENTENCE)["confidences"]}
-    for name, p in zip(answer["label_names"], answer["walk"]["probabilities"], strict=True):
+    for name, p in zip(answer["walk"]["label_names"], answer["walk"]["probabilities"], strict=True):
         assert p == pytest.approx(predicted[name], abs=1e-4)
 
 
@@ -57,6 +61,60 @@ def test_the_address_readers_allow_only_the_models_steps_layers_and_heads(app):
     assert params["step"]("6", reading) == 6 and params["step"]("13", reading) is None
     assert params["walk_layer"]("2", reading) == 2 and params["walk_layer"]("3", reading) is None
     assert params["walk_head"]("<b>", reading) is None
+
+
+def panels(figure: go.Figure) -> dict[str, torch.Tensor]:
+    """{panel title without its range: the values it draws}."""
+    titles = [note.text.split("<br>")[0] for note in figure.layout.annotations]
+    return {title: torch.tensor(trace.z, dtype=torch.float64) for title, trace in zip(titles, figure.data, strict=True)}
+
+
+def close(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return torch.allclose(a, b.to(a.dtype).reshape(a.shape), atol=1e-5)
+
+
+def test_each_step_shows_the_captured_tensors_it_names_side_by_side():
+    model = tiny_model(seed=4)
+    walk = walk_through(model, torch.tensor([[5, 9, 2, 7]]))
+    tokens, layer, head = ["a", "b", "c", "d"], 1, 1
+    steps, shown = walk.layers[layer], {}
+    for i, step in enumerate(walkthrough.STEPS, start=1):
+        shown[i] = panels(step.values(walk, tokens, layer, head))
+    assert close(shown[2]["Embedding(ids)"], walk.embeddings) and close(shown[2]["× √16"], walk.scaled_embeddings)
+    assert close(shown[3]["PE[0:N]"], walk.positions) and close(shown[3]["x + PE"], walk.embedded)
+    assert close(shown[4]["LayerNorm(x)"], steps.attention_input)
+    for name, field in zip("QKV", ("queries", "keys", "values"), strict=True):
+        assert close(shown[5][name], getattr(steps, field)[head]), name
+    six = shown[6]
+    assert list(six) == ["Q Kᵀ", "÷ √8", "softmax"]
+    assert close(six["Q Kᵀ"], steps.scores[head]) and close(six["softmax"], steps.weights[head])
+    assert close(six["÷ √8"], steps.scores[head] / 8**0.5)
+    assert close(shown[7]["× W_o"], steps.attention_output) and close(shown[8]["x + out"], steps.after_attention)
+    assert close(shown[9]["GELU"], steps.ffn_activated) and close(shown[9]["x + FFN"], steps.block_output)
+    assert close(shown[11]["mean over the tokens"], walk.pooled)
+    assert close(shown[12]["softmax"], walk.probabilities) and close(shown[12]["Linear → 2 logits"], walk.logits)
+
+
+def test_the_steps_tell_a_post_ln_model_what_it_does():
+    walk = walk_through(tiny_model(seed=4, norm_first=False), torch.tensor([[5, 9, 2]]))
+    view = walkthrough.WalkView(["a", "b", "c"], walk)
+    assert "Post-LN" in walkthrough.step_text(view, 3, 0, 0) and "Pre-LN" not in walkthrough.step_text(view, 3, 0, 0)
+    assert "LayerNorm(x + out)" in walkthrough.step_text(view, 7, 0, 0)
+    figure = walkthrough.STEPS[3].values(walk, view.tokens, 0, 0)
+    assert list(panels(figure)) == ["x, the block's input"]  # no LayerNorm before attention in a Post-LN block
+    pre = walkthrough.WalkView(view.tokens, walk_through(tiny_model(seed=4), torch.tensor([[5, 9, 2]])))
+    assert "Pre-LN" in walkthrough.step_text(pre, 3, 0, 0)
+
+
+def test_the_pages_layer_and_head_open_the_walkthrough_where_its_own_are_absent(app):
+    result = runner.run_model(SENTENCE)
+    query = {"view": "walkthrough", "step": "6", "layer": "2", "head": "2"}  # the app's tiny model has 2 of each
+    restored = restore.restore_controls(result, gr.Request(query_params=query))
+    assert restored["walk_layer"] == 2 and restored["walk_head"] == 2
+    own = restore.restore_controls(result, gr.Request(query_params=query | {"walk_head": "1"}))
+    assert own["walk_head"] == 1  # the view's own parameter wins
+    mean = restore.restore_controls(result, gr.Request(query_params=query | {"head": "mean"}))
+    assert "walk_head" not in mean  # "mean of heads" is no head of the walkthrough's: it keeps its own
 
 
 def test_no_analysis_asks_for_one():
@@ -71,11 +129,11 @@ def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browse
     page = context.new_page()
     page.set_default_timeout(60_000)
     try:
-        page.goto(f"{url}?text=a wonderful film&view=walkthrough&step=6&walk_layer=2&walk_head=2")
+        page.goto(f"{url}?text=a wonderful film&view=walkthrough&step=6&layer=2&head=2")  # the page's layer and head
         page.wait_for_function("() => document.querySelector('#walk-text')?.textContent.includes('6. Scores')")
         try:
             page.wait_for_function(
-                "() => document.querySelector('#walk-plot')?.textContent.includes('layer 2, head 2')", timeout=15000
+                "() => document.querySelector('#walk-plot')?.textContent.includes('Layer 2, head 2')", timeout=15000
             )
         except Exception:
             print("PLOT:", page.locator("#walk-plot").text_content()[:500])
@@ -95,7 +153,7 @@ def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browse
             )
         page.wait_for_function("() => new URL(location.href).searchParams.get('step') === '1'")
         query = parse_qs(urlparse(page.url).query)
-        assert query["view"] == ["walkthrough"] and query["walk_layer"] == ["2"]
+        assert query["view"] == ["walkthrough"] and query["walk_layer"] == ["2"] and query["walk_head"] == ["2"]
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width + 1  # nothing scrolls sideways
     finally:
         context.close()

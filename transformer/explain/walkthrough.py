@@ -71,6 +71,8 @@ class Walkthrough:
     activated: torch.Tensor  # its GELU
     logits: torch.Tensor
     probabilities: torch.Tensor
+    label_names: list[str]  # the classes, in the logits' order
+    pre_ln: bool  # LayerNorm before each sub-layer (this model's kind), or after each residual add (Post-LN)
 
 
 class _Recorder:
@@ -185,4 +187,6 @@ def walk_through(model, input_ids: torch.Tensor) -> Walkthrough:
         activated=seen["activated"],
         logits=logits[0].cpu(),
         probabilities=logits[0].softmax(dim=-1).cpu(),
+        label_names=list(model.label_names),
+        pre_ln=model.layers[0].norm_first,
     )

@@ -125,7 +125,7 @@ def _colour_range(
     return shown, top, {"value": _SHOWN_FORMAT.format(field="z") if whole else "%{z:.3f}"}
 
 
-def _label_px(labels: Sequence[str], font_size: int = 12) -> int:
+def label_width_px(labels: Sequence[str], font_size: int = 12) -> int:
     """About how many pixels the longest of ``labels`` takes at ``font_size``: the margin that fits it.
 
     Heatmaps set their margins from this instead of plotly's automargin, which costs the browser a second
@@ -185,7 +185,7 @@ def attention_heatmap(
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }
-    label_px = _label_px(labels)
+    label_px = label_width_px(labels)
     layout = {
         "template": TEMPLATE,
         **TOUCH,
@@ -243,7 +243,7 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         ],
     )
     # make_subplots already keeps tick labels to the bottom row and the first column only; margins are set per
-    # figure from its labels (``attention_grid``, ``_label_px``), without automargin
+    # figure from its labels (``attention_grid``, ``label_width_px``), without automargin
     figure.update_xaxes(type="category", tickangle=-90, tickfont={"size": GRID_TICK_SIZE}, automargin=False)
     figure.update_yaxes(type="category", autorange="reversed", tickfont={"size": GRID_TICK_SIZE}, automargin=False)
     if not show_ticks:
@@ -301,7 +301,7 @@ def attention_grid(
         rows=[layer + 1 for layer, _ in cells],
         cols=[head + 1 for _, head in cells],
     )
-    label_px = _label_px(labels, GRID_TICK_SIZE) if show_ticks else 0
+    label_px = label_width_px(labels, GRID_TICK_SIZE) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
         coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),

@@ -154,11 +154,6 @@
         }, 150);
     }
 
-    // The Walkthrough's Previous and Next: the step `change` away, kept within 1..`last`, with no request.
-    function stepBy([step], change, last) {
-        return Math.min(Math.max(Number(step || 1) + change, 1), last);
-    }
-
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {
         addressRead: false,
@@ -171,7 +166,6 @@
         onScreenView,
         openText,
         openHead,
-        stepBy,
     };
     window.explorer = explorer;
 })();

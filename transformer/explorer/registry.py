@@ -88,6 +88,8 @@ class View:
         title: the tab's label.
         layout: called inside the tab; places its components and returns their ``Drawing``.
         params: address parameter -> ``reader(value, Reading)``, the allowed value or None.
+        fallbacks: one of ``params`` -> a page parameter read in its place when the address lacks it, so that
+            ``?view=walkthrough&layer=2&head=3`` opens the Walkthrough at that layer and head.
         endpoints: API name -> function, each served at ``/<name>`` and as an MCP tool.
         main: for a view the page draws with every analysis, instead of when its tab is shown:
             ``main(result, PageValues) -> figure``, its first output drawn from the kept analysis. It never
@@ -100,6 +102,7 @@ class View:
     title: str
     layout: Callable[[Page], Drawing]
     params: dict[str, Callable[[str, Reading], object]] = field(default_factory=dict)
+    fallbacks: dict[str, str] = field(default_factory=dict)
     endpoints: dict[str, Callable] = field(default_factory=dict)
     main: Callable[[object, PageValues], object] | None = None
     colour_scale: bool = True

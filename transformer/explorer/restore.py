@@ -77,10 +77,14 @@ def restore_view(
 def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
     """Page load, after ``restore_view``: the view and its controls from the address (``?view=knockout&...``).
 
+    A view's ``fallbacks`` fill one of its parameters from a page parameter when the address lacks it.
+
     Returns:
         {URL parameter: value} for each parameter present and allowed; the others keep what the page has.
     """
     params = address(request)
+    for view in VIEWS:
+        params |= {name: params[page] for name, page in view.fallbacks.items() if name not in params and page in params}
     reading = Reading(runner.get_model()[0].model, len(result.tokens) if result is not None else 0)
     read_params = {"view": lambda value, _: readers.choice(value, VIEW_IDS)}
     read_params |= {name: read for view in VIEWS for name, read in view.params.items()}

@@ -23,10 +23,11 @@ from ...encoder_block import TransformerEncoderBlock
 from ...explain.walkthrough import Walkthrough, walk_through
 from ...feed_forward import PositionWiseFeedForward
 from ...positional_encoding import PositionalEncoding
-from .. import runner, scripts
+from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..figures import attention_heatmap, heatmap, token_labels
+from ..figures import escape, token_labels
 from ..inputs import layer_head, page_number
+from ..panels import Panel, panel_figure
 from ..readers import number
 from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer
 
@@ -44,6 +45,11 @@ class Step:
     shape: Callable[[Walkthrough, int, int], str]
     values: Callable[[Walkthrough, list[str], int, int], go.Figure]
     deeper: tuple[str, str] | None = None
+    post_ln: tuple[str, str] | None = None  # what it does and its arithmetic in a Post-LN model, where they differ
+
+    def told(self, pre_ln: bool) -> tuple[str, str]:
+        """(what the step does, its arithmetic) for a Pre-LN or a Post-LN model."""
+        return (self.what, self.arithmetic) if pre_ln or self.post_ln is None else self.post_ln
 
 
 def _dims(tensor: torch.Tensor, *names: str) -> str:
@@ -51,25 +57,14 @@ def _dims(tensor: torch.Tensor, *names: str) -> str:
     return "(" + ", ".join(f"{name}={size}" for name, size in zip(names, tensor.shape, strict=True)) + ")"
 
 
-def _rows(values: torch.Tensor, tokens: list[str], title: str, column: str, signed: bool = True) -> go.Figure:
-    """A (N, columns) tensor as a heatmap: one row per token, one column per dimension."""
-    columns = [f"{column}{j}" for j in range(values.size(1))]
-    return heatmap(
-        values.float(), columns, token_labels(tokens), title=title, axis_titles=(column, "token"), signed=signed
-    )
+def _panel(values: torch.Tensor, tokens: list[str], title: str, column: str, signed: bool = True) -> Panel:
+    """A (N, columns) tensor as one panel: one row per token, one column per dimension."""
+    return Panel(values, [f"{column}{j}" for j in range(values.size(-1))], token_labels(tokens), title, signed)
 
 
-def _vector(values: torch.Tensor, labels: list[str], title: str) -> go.Figure:
-    """One vector as a one-row heatmap, each value printed in its cell when they are few."""
-    return heatmap(
-        values.float()[None],
-        labels,
-        ["value"],
-        title=title,
-        axis_titles=("", ""),
-        signed=True,
-        show_values=len(labels) <= 16,
-    )
+def _vector(values: torch.Tensor, column: str, title: str, signed: bool = True) -> Panel:
+    """One vector as a one-row panel."""
+    return Panel(values[None], [f"{column}{j}" for j in range(values.numel())], [""], title, signed)
 
 
 def _layer_shape(field: str, *names: str) -> Callable:
@@ -77,29 +72,108 @@ def _layer_shape(field: str, *names: str) -> Callable:
     return lambda walk, layer, head: _dims(getattr(walk.layers[layer], field), *names)
 
 
-def _layer_rows(field: str, title: str, column: str) -> Callable:
-    """A step's ``values``: the chosen layer's (N, columns) ``field`` as one row per token."""
-    return lambda walk, tokens, layer, head: _rows(
-        getattr(walk.layers[layer], field), tokens, f"Layer {page_number(layer)}: {title}", column
-    )
+def _tokens(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    ids = walk.token_ids.double()[None]  # (1, N)
+    panel = Panel(ids, token_labels(tokens), ["id"], "token id", signed=False)
+    return panel_figure([panel], "The tokens and their ids", stacked=True)
+
+
+def _embeddings(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    scale = f"× √{walk.embeddings.size(-1)}"
+    parts = [_panel(walk.embeddings, tokens, "Embedding(ids)", "d"), _panel(walk.scaled_embeddings, tokens, scale, "d")]
+    return panel_figure(parts, "The embedding rows, then scaled")
+
+
+def _positions(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    parts = [
+        _panel(walk.scaled_embeddings, tokens, "x", "d"),
+        _panel(walk.positions, tokens, "PE[0:N]", "d"),
+        _panel(walk.embedded, tokens, "x + PE", "d"),
+    ]
+    return panel_figure(parts, "The positional encoding, added")
+
+
+def _layer_norm(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps = walk.layers[layer]
+    parts = [_panel(steps.block_input, tokens, "x, the block's input", "d")]
+    if walk.pre_ln:
+        parts.append(_panel(steps.attention_input, tokens, "LayerNorm(x)", "d"))
+    return panel_figure(parts, f"Layer {page_number(layer)}: what attention reads")
 
 
 def _qkv(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps, h = walk.layers[layer], head
-    joined = torch.cat([steps.queries[h], steps.keys[h], steps.values[h]], dim=-1)  # (N, 3 d_k)
-    d_k = steps.queries.size(-1)
-    columns = [f"{part}{j}" for part in "qkv" for j in range(d_k)]
-    title = f"Layer {page_number(layer)}, head {page_number(head)}: Q, K and V side by side"
-    return heatmap(
-        joined.float(), columns, token_labels(tokens), title=title, axis_titles=("q | k | v", "token"), signed=True
-    )
+    steps = walk.layers[layer]
+    parts = [
+        _panel(getattr(steps, name)[head], tokens, name[0].upper(), name[0]) for name in ("queries", "keys", "values")
+    ]
+    return panel_figure(parts, f"Layer {page_number(layer)}, head {page_number(head)}: Q, K and V")
 
 
-def _weights(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    weights = walk.layers[layer].weights[head].float().numpy()  # (N, N)
-    return attention_heatmap(
-        tokens, weights, f"softmax(QKᵀ/√d_k), layer {page_number(layer)}, head {page_number(head)}"
-    )
+def _scores(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps, d_k = walk.layers[layer], walk.layers[layer].queries.size(-1)
+    keys = token_labels(tokens)
+    parts = [
+        Panel(steps.scores[head], keys, keys, "Q Kᵀ"),
+        Panel(steps.scaled[head], keys, keys, f"÷ √{d_k}"),
+        Panel(steps.weights[head], keys, keys, "softmax", signed=False),
+    ]
+    return panel_figure(parts, f"Layer {page_number(layer)}, head {page_number(head)}: queries (rows) × keys (columns)")
+
+
+def _heads(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps = walk.layers[layer]
+    parts = [
+        _panel(steps.heads[head], tokens, f"weights × V, head {page_number(head)}", "v"),
+        _panel(steps.merged, tokens, f"the {steps.heads.size(0)} heads side by side", "c"),
+        _panel(steps.attention_output, tokens, "× W_o", "d"),
+    ]
+    return panel_figure(parts, f"Layer {page_number(layer)}: the heads' output")
+
+
+def _residual(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps = walk.layers[layer]
+    total = "x + out" if walk.pre_ln else "LayerNorm(x + out)"
+    parts = [
+        _panel(steps.block_input, tokens, "x", "d"),
+        _panel(steps.attention_output, tokens, "out", "d"),
+        _panel(steps.after_attention, tokens, total, "d"),
+    ]
+    return panel_figure(parts, f"Layer {page_number(layer)}: the residual add")
+
+
+def _feed_forward(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    steps = walk.layers[layer]
+    D, F = steps.ffn_output.size(-1), steps.ffn_hidden.size(-1)
+    parts = [
+        _panel(steps.ffn_input, tokens, "LayerNorm(x)" if walk.pre_ln else "x", "d"),
+        _panel(steps.ffn_hidden, tokens, f"Linear {D}→{F}", "f"),
+        _panel(steps.ffn_activated, tokens, "GELU", "f"),
+        _panel(steps.ffn_output, tokens, f"Linear {F}→{D}", "d"),
+        _panel(steps.block_output, tokens, "x + FFN" if walk.pre_ln else "LayerNorm(x + FFN)", "d"),
+    ]
+    return panel_figure(parts, f"Layer {page_number(layer)}: the feed-forward network and its residual")
+
+
+def _blocks(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    parts = [_panel(steps.block_output, tokens, f"after block {i}", "d") for i, steps in enumerate(walk.layers, 1)]
+    return panel_figure(parts, "The residual stream after each block")
+
+
+def _pooling(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    parts = [_panel(walk.final_norm, tokens, "LayerNorm(x)", "d"), _vector(walk.pooled, "d", "mean over the tokens")]
+    return panel_figure(parts, "The final LayerNorm, then one vector for the sentence", stacked=True)
+
+
+def _classifier(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
+    D, C = walk.pooled.numel(), walk.logits.numel()
+    classes = [escape(name) for name in walk.label_names]
+    parts = [
+        _vector(walk.hidden, "h", f"Linear {D}→{walk.hidden.numel()}"),
+        _vector(walk.activated, "h", "GELU"),
+        Panel(walk.logits[None], classes, [""], f"Linear → {C} logits"),
+        Panel(walk.probabilities[None], classes, [""], "softmax", signed=False),
+    ]
+    return panel_figure(parts, "The classifier", stacked=True)
 
 
 STEPS = [
@@ -110,7 +184,7 @@ STEPS = [
         TransformerClassifier.token_embeddings,
         "ids = tokenizer(text)",
         lambda walk, layer, head: _dims(walk.token_ids, "N"),
-        lambda walk, tokens, layer, head: _vector(walk.token_ids.double(), token_labels(tokens), "Token ids"),
+        _tokens,
     ),
     Step(
         "2. Embeddings, ×√d_model",
@@ -119,7 +193,7 @@ STEPS = [
         TransformerClassifier.token_embeddings,
         "x = Embedding(ids) · √d_model",
         lambda walk, layer, head: _dims(walk.scaled_embeddings, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(walk.scaled_embeddings, tokens, "Embeddings × √d_model", "d"),
+        _embeddings,
     ),
     Step(
         "3. Positional encoding, added",
@@ -128,7 +202,7 @@ STEPS = [
         PositionalEncoding.forward,
         "x = x + PE[0:N]",
         lambda walk, layer, head: _dims(walk.embedded, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(walk.embedded, tokens, "Embeddings + positional encoding", "d"),
+        _positions,
         ("what position does", "word-order"),
     ),
     Step(
@@ -138,7 +212,12 @@ STEPS = [
         TransformerEncoderBlock.forward,
         "h = LayerNorm(x)",
         _layer_shape("attention_input", "N", "D"),
-        _layer_rows("attention_input", "LayerNorm(x)", "d"),
+        _layer_norm,
+        post_ln=(
+            "A Post-LN block (the original Transformer's kind, and this model's) gives the block's input to "
+            "attention as it is; it normalises later, after each residual add (steps 8 and 9).",
+            "h = x",
+        ),
     ),
     Step(
         "5. Queries, keys and values",
@@ -158,7 +237,7 @@ STEPS = [
         attention_module.scaled_dot_product_attention,
         "weights = softmax(Q Kᵀ / √d_k)",
         _layer_shape("weights", "H", "N", "N"),
-        _weights,
+        _scores,
         ("why divide by √d_k", "inside-head"),
     ),
     Step(
@@ -168,7 +247,7 @@ STEPS = [
         attention_module.MultiHeadAttention.forward,
         "out = concat(weights_h V_h) W_o",
         _layer_shape("attention_output", "N", "D"),
-        _layer_rows("attention_output", "attention output", "d"),
+        _heads,
     ),
     Step(
         "8. The residual add",
@@ -177,7 +256,12 @@ STEPS = [
         TransformerEncoderBlock.forward,
         "x = x + out",
         _layer_shape("after_attention", "N", "D"),
-        _layer_rows("after_attention", "x + attention", "d"),
+        _residual,
+        post_ln=(
+            "The attention's output is added to the block's input, and the sum is normalised: in a Post-LN "
+            "block every residual add is followed by a LayerNorm.",
+            "x = LayerNorm(x + out)",
+        ),
     ),
     Step(
         "9. The feed-forward network",
@@ -186,7 +270,12 @@ STEPS = [
         PositionWiseFeedForward.forward,
         "x = x + Linear(GELU(Linear(LayerNorm(x))))",
         _layer_shape("ffn_activated", "N", "F"),
-        _layer_rows("ffn_activated", "GELU(Linear(h))", "f"),
+        _feed_forward,
+        post_ln=(
+            "Every token then goes, on its own, through two linear layers with a GELU between them, d_ff wide; "
+            "its output is added to the residual stream and the sum normalised again.",
+            "x = LayerNorm(x + Linear(GELU(Linear(x))))",
+        ),
     ),
     Step(
         "10. The next layers",
@@ -194,7 +283,7 @@ STEPS = [
         TransformerClassifier.encode,
         "x = block_L(… block_1(x))",
         lambda walk, layer, head: _dims(walk.layers[-1].block_output, "N", "D"),
-        lambda walk, tokens, layer, head: _rows(walk.layers[-1].block_output, tokens, "After the last block", "d"),
+        _blocks,
         ("what the heads do over a corpus", "head-atlas"),
     ),
     Step(
@@ -204,9 +293,7 @@ STEPS = [
         TransformerClassifier.forward,
         "s = mean over tokens of LayerNorm(x)",
         lambda walk, layer, head: _dims(walk.pooled, "D"),
-        lambda walk, tokens, layer, head: _vector(
-            walk.pooled, [f"d{j}" for j in range(walk.pooled.numel())], "The sentence's vector"
-        ),
+        _pooling,
     ),
     Step(
         "12. The classifier",
@@ -215,9 +302,7 @@ STEPS = [
         TransformerClassifier.forward,
         "p = softmax(Linear(GELU(Linear(s))))",
         lambda walk, layer, head: _dims(walk.logits, "C"),
-        lambda walk, tokens, layer, head: _vector(
-            walk.logits, ["logit " + str(c) for c in range(walk.logits.numel())], "Logits"
-        ),
+        _classifier,
     ),
 ]
 SOURCES = [inspect.getsource(step.code) for step in STEPS]  # read once, at start-up: never drifts from the code
@@ -228,23 +313,23 @@ class WalkView:
     """The captured pass with the tokens it read."""
 
     tokens: list[str]
-    label_names: list[str]
     walk: Walkthrough
 
 
 def walkthrough_view(model, tokenizer, result: Analysis) -> WalkView:
     """One pass of the model on the kept analysis's tokens, every step kept (on the CPU)."""
-    return WalkView(result.tokens, result.label_names, walk_through(model, sentence_ids(model, result)))
+    return WalkView(result.tokens, walk_through(model, sentence_ids(model, result)))
 
 
 def step_text(view: WalkView, index: int, layer: int, head: int) -> str:
     """The step's Markdown: what it does, its shape and arithmetic, the layer and head shown, the deeper tab."""
     step = STEPS[index]
-    lines = [f"### {step.title}", step.what, f"**Shape** `{step.shape(view.walk, layer, head)}` · `{step.arithmetic}`"]
+    what, arithmetic = step.told(view.walk.pre_ln)
+    lines = [f"### {step.title}", what, f"**Shape** `{step.shape(view.walk, layer, head)}` · `{arithmetic}`"]
     if index == len(STEPS) - 1:
         shown = ", ".join(
             f"{html.escape(name)} {p:.3f}"
-            for name, p in zip(view.label_names, view.walk.probabilities.tolist(), strict=True)
+            for name, p in zip(view.walk.label_names, view.walk.probabilities.tolist(), strict=True)
         )
         lines.append(f"Probabilities: {shown}.")
     if step.deeper:
@@ -260,13 +345,32 @@ def show_step(result: Analysis | None, step: int, layer: int, head: int, kept: t
     return (*draw_step(kept[1], step, layer, head), kept)
 
 
+def _kept_pass(result: Analysis | None, kept: tuple | None) -> WalkView | None:
+    """The kept pass of this analysis, or None (the tab's draw, after each analysis, makes one)."""
+    if result is None or not runner.is_kept(kept, runner.kept_key(walkthrough_view, result)):
+        return None
+    return kept[1]
+
+
 def show_kept_step(result: Analysis | None, step: int, layer: int, head: int, kept: tuple | None) -> tuple:
     """(text, code, figure) for a step, layer or head change, from the kept pass only: it never calls the model,
-    so it skips the queue. Without a pass of this analysis (the tab's draw, after each analysis, makes one) the
-    tab stays as it is."""
-    if result is None or not runner.is_kept(kept, runner.kept_key(walkthrough_view, result)):
-        return gr.skip(), gr.skip(), gr.skip()
-    return draw_step(kept[1], step, layer, head)
+    so it skips the queue. Without a pass of this analysis the tab stays as it is."""
+    view = _kept_pass(result, kept)
+    return (gr.skip(),) * 3 if view is None else draw_step(view, step, layer, head)
+
+
+def step_mover(change: int) -> Callable:
+    """Previous (``change`` -1) or Next (+1): ``(result, step, layer, head, kept) -> (step, text, code, figure)``,
+    the step moved within 1..12 and drawn from the kept pass (``show_kept_step``)."""
+
+    def show_moved_step(result: Analysis | None, step: int, layer: int, head: int, kept: tuple | None) -> tuple:
+        view = _kept_pass(result, kept)
+        if view is None:
+            return (gr.skip(),) * 4
+        moved = min(max((number(str(step), 1, len(STEPS)) or 1) + change, 1), len(STEPS))
+        return moved, *draw_step(view, moved, layer, head)
+
+    return show_moved_step
 
 
 def draw_step(view: WalkView, step: int, layer: int, head: int) -> tuple:
@@ -288,11 +392,11 @@ def walkthrough(text: str) -> dict:
         text: the text to read.
 
     Returns:
-        {"tokens", "label_names", "walk": {"token_ids", "embeddings", "scaled_embeddings", "positions", "embedded",
+        {"tokens", "walk": {"token_ids", "embeddings", "scaled_embeddings", "positions", "embedded",
         "layers": [{"block_input", "attention_input", "queries", "keys", "values" [head][token][d_k], "scores",
         "scaled", "weights" [head][query][key], "heads", "merged", "attention_output", "after_attention",
         "ffn_input", "ffn_hidden", "ffn_activated", "ffn_output", "block_output"}, ...], "final_norm", "pooled",
-        "hidden", "activated", "logits", "probabilities"}}.
+        "hidden", "activated", "logits", "probabilities", "label_names", "pre_ln"}}.
     """
     return runner.api_view(walkthrough_view, text)
 
@@ -315,13 +419,12 @@ def layout(page: Page) -> Drawing:
     kept = gr.State()
     inputs, outputs = [page.result, step, layer, head, kept], [text, code, plot, kept]
     # A step, layer or head change draws from the kept pass off the queue (as a head change on the Attention tab
-    # does); Previous and Next move the step in the page, with no request. Not the step's change event: the page
+    # does), and so do Previous and Next, which move the step too. Not the step's change event: the page
     # load sets the step, layer and head at once, and a change event would read the layer and head from before.
     quick = {"api_visibility": "private", "queue": False, "trigger_mode": "always_last"}
     redrawn = [gr.on([step.release, layer.input, head.input], show_kept_step, inputs, outputs[:3], **quick)]
-    for button, change in ((previous, -1), (following, 1)):
-        moved = button.click(None, step, step, js=scripts.call("stepBy", change, len(STEPS)))
-        redrawn.append(moved.then(show_kept_step, inputs, outputs[:3], **quick))
+    for button, change in ((previous, -1), (following, 1)):  # one request that moves the step and draws it
+        redrawn.append(button.click(step_mover(change), inputs, [step, *outputs[:3]], **quick))
     controls = {"step": step, "walk_layer": layer, "walk_head": head}
     return Drawing(show_step, inputs, outputs, [], controls, redrawn)
 
@@ -335,6 +438,7 @@ VIEW = View(
         "walk_layer": read_layer,
         "walk_head": read_head,
     },
+    fallbacks={"walk_layer": "layer", "walk_head": "head"},
     endpoints={"walkthrough": walkthrough},
     colour_scale=False,
 )

@@ -1,0 +1,60 @@
+"""Multi-panel figures: one heatmap per panel on its own axes, side by side in proportion to their columns (or
+stacked by their rows) without overlapping, each coloured from its own range, labels escaped, and no per-cell
+text once a panel is large."""
+
+import itertools
+
+import pytest
+import torch
+
+from transformer.explorer.figures import MAX_TICK_LABELS, token_labels
+from transformer.explorer.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
+
+TOKENS = token_labels(["<b>bold</b>", "b", "c"])
+
+
+def panel(columns: int, scale: float = 1.0, title: str = "p", signed: bool = True) -> Panel:
+    values = torch.linspace(-scale, scale, 3 * columns).view(3, columns)
+    return Panel(values, [f"d{j}" for j in range(columns)], TOKENS, title, signed)
+
+
+@pytest.mark.parametrize("stacked", [False, True], ids=["side by side", "stacked"])
+def test_the_panels_take_their_share_of_the_figure_and_never_overlap(stacked):
+    figure = panel_figure([panel(10), panel(40), panel(20)], "t", stacked=stacked)
+    key = "y" if stacked else "x"
+    domains = [figure.layout[f"{key}axis{i or ''}"].domain for i in (0, 2, 3)]
+    domains = domains[::-1] if stacked else domains  # stacked, the first panel is on top
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(domains))  # in order, with a gap
+    widths = [d[1] - d[0] for d in domains]
+    if not stacked:  # width follows the columns: 40 columns get twice the room of 20
+        assert widths[1] == pytest.approx(2 * widths[2])
+    for i, trace in enumerate(figure.data, start=1):
+        assert (trace.xaxis, trace.yaxis) == (f"x{i if i > 1 else ''}", f"y{i if i > 1 else ''}")
+
+
+def test_each_panel_has_its_own_colour_range_given_in_its_title():
+    figure = panel_figure([panel(4, 2.0, "small"), panel(4, 50.0, "large"), panel(4, 0.5, "w", signed=False)], "t")
+    assert [(t.zmin, t.zmax) for t in figure.data] == [(-2.0, 2.0), (-50.0, 50.0), (0.0, 0.5)]
+    titles = [note.text for note in figure.layout.annotations]
+    assert "±2" in titles[0] and "±50" in titles[1] and "0 to 0.5" in titles[2]
+
+
+def test_labels_and_titles_are_escaped():
+    figure = panel_figure([panel(4, title="<i>x</i>")], "<script>")
+    assert "<b>" not in str(list(figure.data[0].y)) and "&lt;b&gt;" in figure.data[0].y[0]
+    assert "<i>" not in figure.layout.annotations[0].text and "<script>" not in figure.layout.title.text
+
+
+def test_only_small_panels_print_their_values():
+    small, large = panel_figure([panel(2), panel(SHOW_VALUES_UP_TO)], "t").data
+    assert small.texttemplate and not large.texttemplate and large.text is None
+
+
+def test_a_wide_panel_labels_one_column_in_a_power_of_two_and_a_narrow_one_fewer():
+    wide = panel_figure([panel(256), panel(64), panel(8)], "t").layout["xaxis"]
+    narrow = panel_figure([panel(256), panel(64), panel(8)], "t").layout["xaxis2"]
+    labelled = [int(label[1:]) for label in wide.tickvals]
+    step = labelled[1] - labelled[0]
+    assert step & (step - 1) == 0 and labelled == list(range(0, 256, step))  # every step-th, from d0
+    assert len(narrow.tickvals) < len(wide.tickvals) and len(wide.tickvals) <= MAX_TICK_LABELS
+    assert panel_figure([panel(8)], "t").layout["xaxis"].tickvals is None  # a few columns: every label
