@@ -1,10 +1,11 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import browser, explain_views, head_atlas, model_forward
+from . import browser, explain_views, faithfulness, head_atlas, model_forward
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
     ("Main handler, figures, payloads and explanation views", explain_views.run),
+    ("Faithfulness by erasure: /faithfulness at 128 tokens", faithfulness.run),
     ("Browser, app against the floor app: Analyze, head change, cold deep link", browser.run),
     ("Head atlas: compute on the reference corpus, load once written", head_atlas.run),
 ]

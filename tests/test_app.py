@@ -297,6 +297,7 @@ ENDPOINTS = {
     "/attention",
     "/rollout",
     "/attributions",
+    "/faithfulness",
     "/head_internals",
     "/knockout",
     "/head_importance",

@@ -356,7 +356,7 @@ FIGURES = (
     "attention", "attention, mean of heads, row scale", "all heads", "all heads, row scale", "positional curves",
     "positional table", "positional similarity", "rollout shares", "rollout matrix", "attributions", "agreement",
     "inside a head", "knockout grid", "head importance", "word order", "compare A", "compare B", "compare B - A",
-    "token embeddings", "head atlas", *(f"walkthrough step {i}" for i in range(1, 13)),
+    "token embeddings", "head atlas", "faithfulness", *(f"walkthrough step {i}" for i in range(1, 13)),
 )  # fmt: skip
 
 
@@ -367,6 +367,7 @@ def drawn(model, tokenizer) -> dict[str, go.Figure]:
     shares, matrix = rollout.show_rollout(result, 1, "global", None)
     explained = attributions.attribution_view(model, tokenizer, result, steps=4)
     *_, attribution, agreement = attributions.attribution_panel(explained)
+    faithful = attributions.attribution_tab(model, tokenizer, result, steps=4, removal="delete").faithfulness["delete"]
     knocked = knockout.knockout_view(model, tokenizer, result, heads_off=["L1 H1"])
     importance = knockout.importance_view(model, tokenizer, result).importance
     *_, head_a, head_b, difference, _ = compare.compare_panel(compare.compare_view(result, result_b), "global", [])
@@ -397,6 +398,7 @@ def drawn(model, tokenizer) -> dict[str, go.Figure]:
             token_embeddings.embeddings_view(model, tokenizer, result)
         ),
         "head atlas": head_atlas.atlas_figure(artifacts.build_atlas(model, tokenizer, rows, "hash")),
+        "faithfulness": attributions.faithfulness_figure(faithful, "<b>positive</b>"),
         **walkthrough_figures(walkthrough.walkthrough_view(model, tokenizer, result)),
     }
 

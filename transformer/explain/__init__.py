@@ -8,6 +8,7 @@ Each module has one job:
 - ``rollout``: attention rollout and its reading for the mean-pooled output.
 - ``attribution``: gradient × input and Integrated Gradients for a target class.
 - ``agreement``: Spearman rank correlation between the methods.
+- ``faithfulness``: erasure (ERASER): comprehensiveness, sufficiency and AOPC per method, a random floor.
 - ``head``: inside one head, QKᵀ, QKᵀ/√d_k, softmax and entropy.
 - ``knockout``: head knockout and head importance.
 - ``counterfactual``: removing or masking a token; word order with and without positional encoding.

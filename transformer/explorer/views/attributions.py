@@ -1,7 +1,7 @@
-"""Attributions tab: gradient × input and Integrated Gradients for a target class, and how far four methods
-agree; the ``/attributions`` endpoint.
+"""Attributions tab: gradient × input and Integrated Gradients for a target class, how far four methods
+agree and how faithful each is by erasure; the ``/attributions`` and ``/faithfulness`` endpoints.
 
-Shape letters: N = tokens, K = methods.
+Shape letters: N = tokens, K = methods, J = removal sizes.
 """
 
 from __future__ import annotations
@@ -13,11 +13,12 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
-from ...explain.agreement import Agreement, agreement_of
+from ...explain.agreement import METHODS, Agreement, agreement_of
 from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
+from ...explain.faithfulness import MODES, Faithfulness, Verdict, faithfulness_by_mode, most_faithful
 from .. import runner
 from ..analysis import Analysis, InputError, model_attentions, sentence_ids
-from ..figures import escape, heatmap, token_labels
+from ..figures import TEMPLATE, TOUCH, escape, heatmap, token_labels
 from ..inputs import PREDICTED, class_index, shown, whole_number
 from ..readers import choice, number
 from ..registry import Drawing, Page, View
@@ -25,6 +26,10 @@ from ..token_spans import text_pieces
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 BASELINES = ("pad", "zero")
+REMOVED = {
+    "pad": "removed tokens replaced by [PAD] (the Integrated Gradients baseline)",
+    "delete": "removed tokens deleted",
+}
 # Red for evidence for the class, blue against: the same as the figures' diverging scale.
 _POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
 
@@ -76,6 +81,116 @@ def attribution_view(
         integrated_gradients=ig,
         agreement=agreement_of(model_attentions(result), gradient, ig.attributions),
     )
+
+
+def faithfulness_scores(view: AttributionView) -> torch.Tensor:
+    """The scores each method ranks the tokens by for erasure, one row per name in ``METHODS``.
+
+    Attention and rollout as the agreement reads them (how much a token is used); gradient × input and
+    Integrated Gradients signed, so evidence for the target class ranks first and evidence against it last.
+
+    Shape:
+        Returns (K, N).
+    """
+    used = view.agreement.scores[:2]  # (2, N): attention, rollout
+    return torch.cat([used, torch.stack([view.gradient_x_input, view.integrated_gradients.attributions])])
+
+
+def check_removal(removal) -> str:
+    """``removal`` if it is one of ``MODES``, else a clear ``InputError``."""
+    if removal not in MODES:
+        raise InputError(f"The removal is one of {', '.join(MODES)}; got {shown(removal)}.")
+    return removal
+
+
+def erasure(model, result: Analysis, view: AttributionView, modes: tuple[str, ...]) -> dict[str, Faithfulness]:
+    """Each mode's erasure curves for the view's four methods and target class: one forward pass in all."""
+    scores = faithfulness_scores(view).to(next(model.parameters()).device)  # (K, N)
+    return faithfulness_by_mode(model, sentence_ids(model, result), view.target, scores, METHODS, modes)
+
+
+@dataclass(frozen=True)
+class AttributionTab:
+    """What the tab keeps: the attributions, and the faithfulness of each removal mode drawn so far."""
+
+    attributions: AttributionView
+    faithfulness: dict[str, Faithfulness]
+
+
+def attribution_tab(
+    model,
+    tokenizer,
+    result: Analysis,
+    target: str | None = PREDICTED,
+    steps: int = DEFAULT_IG_STEPS,
+    baseline: str = "pad",
+    removal: str = "pad",
+) -> AttributionTab:
+    """``attribution_view``, then the erasure curves in the ``removal`` mode."""
+    view = attribution_view(model, tokenizer, result, target, steps, baseline)
+    return AttributionTab(view, erasure(model, result, view, (removal,)))
+
+
+def with_mode(model, tokenizer, result: Analysis, tab: AttributionTab, removal: str) -> AttributionTab:
+    """The kept tab with the ``removal`` mode's curves added, from the kept scores: one forward pass."""
+    return AttributionTab(tab.attributions, tab.faithfulness | erasure(model, result, tab.attributions, (removal,)))
+
+
+@dataclass(frozen=True)
+class Curves:
+    """One ranking's erasure curves and their AOPC. Shape: comprehensiveness, sufficiency: (J,)."""
+
+    comprehensiveness: torch.Tensor
+    sufficiency: torch.Tensor
+    comprehensiveness_aopc: float
+    sufficiency_aopc: float
+
+
+@dataclass(frozen=True)
+class FaithfulnessView:
+    """The ``/faithfulness`` answer: each method's curves, the random floor's, and the most faithful method."""
+
+    tokens: list[str]
+    target: int
+    target_label: str
+    mode: str
+    percents: tuple[int, ...]
+    counts: tuple[int, ...]
+    seeds: tuple[int, ...]
+    full_probability: float
+    methods: dict[str, Curves]
+    random: Curves
+    most_faithful: Verdict
+
+
+def faithfulness_view(
+    model,
+    tokenizer,
+    result: Analysis,
+    target: str | None = PREDICTED,
+    steps: int = DEFAULT_IG_STEPS,
+    baseline: str = "pad",
+    removal: str = "pad",
+) -> FaithfulnessView:
+    """The four methods' scores (``attribution_view``), then their erasure curves in one mode (``MODES``)."""
+    removal = check_removal(removal)
+    view = attribution_view(model, tokenizer, result, target, steps, baseline)
+    found = erasure(model, result, view, (removal,))[removal]
+    comprehensive, sufficient = found.comprehensiveness_aopc.tolist(), found.sufficiency_aopc.tolist()
+    methods = {
+        name: Curves(found.comprehensiveness[k], found.sufficiency[k], comprehensive[k], sufficient[k])
+        for k, name in enumerate(found.methods)
+    }
+    floor = Curves(
+        found.random_comprehensiveness,
+        found.random_sufficiency,
+        found.random_comprehensiveness_aopc,
+        found.random_sufficiency_aopc,
+    )
+    return FaithfulnessView(
+        view.tokens, view.target, view.target_label, removal, found.percents, found.counts, found.seeds,
+        found.full_probability, methods, floor, most_faithful(found),
+    )  # fmt: skip
 
 
 def attribution_figure(scores: torch.Tensor, methods: list[str] | tuple[str, ...], tokens: list[str]) -> go.Figure:
@@ -157,6 +272,89 @@ def agreement_figure(agreement: Agreement) -> go.Figure:
     )
 
 
+RANDOM_COLOUR = "#7f7f7f"  # the floor: grey and dashed, under the methods' colours
+
+
+def _curve_trace(name: str, result: Faithfulness, values: torch.Tensor, axis: int, **style) -> dict:
+    """One curve as a scatter trace on subplot ``axis`` (1 or 2); the legend shows each name once."""
+    suffix = "" if axis == 1 else str(axis)
+    return dict(
+        type="scatter",
+        mode="lines+markers",
+        x=list(result.percents),
+        y=values.tolist(),
+        name=escape(name),
+        legendgroup=escape(name),
+        showlegend=axis == 1,
+        xaxis=f"x{suffix}",
+        yaxis=f"y{suffix}",
+        customdata=list(result.counts),
+        hovertemplate=f"{escape(name)}<br>%{{x}} % (%{{customdata}} tokens): %{{y:.4f}}<extra></extra>",
+        **style,
+    )
+
+
+def faithfulness_figure(result: Faithfulness, label: str) -> go.Figure:
+    """Comprehensiveness and sufficiency against the share of tokens erased, per method, over the random floor.
+
+    Args:
+        result: from ``faithfulness_by_mode``; its mode is named in the title.
+        label: the target class's name (escaped here).
+    """
+    traces = []
+    pairs = (
+        (result.comprehensiveness, result.random_comprehensiveness),
+        (result.sufficiency, result.random_sufficiency),
+    )
+    for axis, (curves, floor) in enumerate(pairs, start=1):
+        traces += [
+            _curve_trace(method, result, curve, axis) for method, curve in zip(result.methods, curves, strict=True)
+        ]
+        traces.append(
+            _curve_trace("random (floor)", result, floor, axis, line={"dash": "dash", "color": RANDOM_COLOUR})
+        )
+    fall = f"fall in p({escape(label)})"
+    layout = dict(
+        template=TEMPLATE,
+        title={"text": f"Erasure curves for {escape(label)}: {escape(REMOVED[result.mode])}"},
+        xaxis={"domain": [0, 0.45], "title": {"text": "top tokens removed (%)"}, "tickvals": list(result.percents)},
+        xaxis2={"domain": [0.55, 1], "title": {"text": "only top tokens kept (%)"}, "tickvals": list(result.percents)},
+        yaxis={"title": {"text": fall}},
+        yaxis2={"anchor": "x2", "title": {"text": fall}},
+        annotations=[
+            dict(text=text, x=x, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False)
+            for text, x in (("comprehensiveness: higher is better", 0.225), ("sufficiency: lower is better", 0.775))
+        ],
+        legend={"orientation": "h", "y": -0.25},
+        height=420,
+        **TOUCH,
+    )
+    return go.Figure(data=traces, layout=layout)
+
+
+def faithfulness_html(result: Faithfulness, verdict: Verdict, label: str) -> str:
+    """A sentence naming the most faithful method for this input and its margin, and the mode the figure uses."""
+    best, runner_up = html.escape(verdict.method), html.escape(verdict.runner_up)
+    lead = (
+        f"tied with <b>{runner_up}</b> (ties go to the lower sufficiency AOPC, then to the method listed first)"
+        if verdict.margin == 0
+        else f"{verdict.margin:.4f} ahead of <b>{runner_up}</b>"
+    )
+    floor = (
+        f"{verdict.above_random:.4f} above the random floor"
+        if verdict.above_random > 0
+        else "no better than the random floor: on this input no method's ranking beats chance"
+    )
+    sizes = ", ".join(f"{p} %" for p in result.percents)
+    return (
+        f"<p>Most faithful for this input: <b>{best}</b>, with a comprehensiveness AOPC of {verdict.aopc:.4f} "
+        f"for <b>{html.escape(label)}</b>, {lead} and {floor}. AOPC is the mean over the removal sizes "
+        f"({sizes} of the tokens, rounded up) of how far p({html.escape(label)}) = {result.full_probability:.4f} "
+        f"falls. The figure uses {html.escape(REMOVED[result.mode])}; the random floor is the mean of "
+        f"{len(result.seeds)} random rankings.</p>"
+    )
+
+
 def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, go.Figure]:
     """(summary, gradient × input over the text, Integrated Gradients over the text, both per token, agreement)."""
     ig = view.integrated_gradients
@@ -182,12 +380,28 @@ def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, 
     )
 
 
-def show_attributions(result: Analysis | None, target: str, steps: int, baseline: str, kept: tuple | None) -> tuple:
-    """(summary, gradient × input text, IG text, both per token, agreement, kept view)."""
+def show_attributions(
+    result: Analysis | None, target: str, steps: int, baseline: str, kept: tuple | None, removal: str = "pad"
+) -> tuple:
+    """(summary, gradient × input text, IG text, both per token, agreement, faithfulness sentence and figure, kept).
+
+    The kept tab is kept under the attribution controls: another removal mode adds its curves to it, from the
+    kept scores, and a mode drawn before runs nothing.
+    """
     if result is None:
-        return "", "", "", None, None, None
-    kept = runner.kept_view(kept, attribution_view, result, target=target, steps=steps, baseline=baseline)
-    return (*attribution_panel(kept[1]), kept)
+        return "", "", "", None, None, "", None, None
+    with runner.clear_errors():
+        removal = check_removal(removal)
+    controls = dict(target=target, steps=steps, baseline=baseline)
+    key = runner.kept_key(attribution_tab, result, **controls)
+    if not runner.is_kept(kept, key):
+        kept = (key, runner.explain(attribution_tab, result, **controls, removal=removal))
+    elif removal not in kept[1].faithfulness:
+        kept = (key, runner.explain(with_mode, result, tab=kept[1], removal=removal))
+    tab = kept[1]
+    found, label = tab.faithfulness[removal], tab.attributions.target_label
+    faithful = (faithfulness_html(found, most_faithful(found), label), faithfulness_figure(found, label))
+    return (*attribution_panel(tab.attributions), *faithful, kept)
 
 
 def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline: str = "pad") -> dict:
@@ -209,13 +423,38 @@ def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STE
     return runner.api_view(attribution_view, text, target=target, steps=steps, baseline=baseline)
 
 
+def faithfulness(
+    text: str, target: str = PREDICTED, mode: str = "pad", steps: int = DEFAULT_IG_STEPS, baseline: str = "pad"
+) -> dict:
+    """How faithful four explanation methods are by erasure (ERASER): remove each one's top tokens and see
+    how far the target class's probability falls. Layers and heads count from 1 and token positions from 0,
+    in every argument and answer.
+
+    Args:
+        text: the text to explain.
+        target: a class name, or "predicted" (the class the model predicts).
+        mode: "pad" (a removed token is replaced by [PAD], same length) or "delete" (it is deleted).
+        steps: Integrated Gradients steps (1-128), for its scores.
+        baseline: Integrated Gradients' baseline, "pad" or "zero".
+
+    Returns:
+        {"tokens", "target", "target_label", "mode", "percents": [10, ..., 50], "counts": tokens removed per
+        size (⌈p·N/100⌉), "seeds", "full_probability", "methods": {method: {"comprehensiveness": [size],
+        "sufficiency": [size], "comprehensiveness_aopc", "sufficiency_aopc"}}, "random": the same for the mean
+        of the seeds' random rankings, "most_faithful": {"method", "aopc", "runner_up", "margin", "above_random"}}.
+    """
+    return runner.api_view(faithfulness_view, text, target=target, steps=steps, baseline=baseline, removal=mode)
+
+
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Which tokens push the chosen class's logit up (red) or down (blue). **Gradient × input** is the "
         "first-order estimate; **Integrated Gradients** averages the gradient along the straight path "
         "from a baseline (no words, same positions) to your sentence, so the scores add up to the "
-        "logit's change. Both attribute the token embeddings, not the positional encoding. The last "
-        "figure compares how the methods rank the tokens, raw attention and rollout included."
+        "logit's change. Both attribute the token embeddings, not the positional encoding. The next "
+        "figure compares how the methods rank the tokens, raw attention and rollout included; the last "
+        "asks which ranking the model follows: remove each method's top tokens, or keep only them, and "
+        "see how far the class's probability falls (ERASER's comprehensiveness and sufficiency)."
     )
     with gr.Row():
         target = gr.Radio(
@@ -227,20 +466,28 @@ def layout(page: Page) -> Drawing:
             4, MAX_IG_STEPS, value=DEFAULT_IG_STEPS, step=4, label="Integrated Gradients steps", elem_id="ig-steps"
         )
         baseline = gr.Radio([("[PAD] tokens", "pad"), ("zero embeddings", "zero")], value="pad", label="Baseline")
+        removal = gr.Radio(
+            [("replace by [PAD]", "pad"), ("delete", "delete")],
+            value="pad",
+            label="Faithfulness: a removed token is",
+            elem_id="faithfulness-removal",
+        )
     outputs = [
         gr.HTML(elem_id="attribution-summary"),
         gr.HTML(label="Gradient × input", elem_id="gradient-x-input"),
         gr.HTML(label="Integrated Gradients", elem_id="integrated-gradients"),
         gr.Plot(label="Attribution per token", elem_id="attribution-plot"),
         gr.Plot(label="Method agreement", elem_id="agreement-plot"),
+        gr.HTML(elem_id="faithfulness-summary"),
+        gr.Plot(label="Faithfulness by erasure", elem_id="faithfulness-plot"),
         gr.State(),
     ]
     return Drawing(
         show_attributions,
-        [page.result, target, steps, baseline, outputs[-1]],
+        [page.result, target, steps, baseline, outputs[-1], removal],
         outputs,
-        [target.input, steps.release, baseline.input],
-        {"target": target, "steps": steps, "baseline": baseline},
+        [target.input, steps.release, baseline.input, removal.input],
+        {"target": target, "steps": steps, "baseline": baseline, "removal": removal},
     )
 
 
@@ -252,7 +499,8 @@ VIEW = View(
         "target": lambda value, r: choice(value, [PREDICTED, *r.model.label_names]),
         "steps": lambda value, r: number(value, 1, MAX_IG_STEPS),
         "baseline": lambda value, r: choice(value, BASELINES),
+        "removal": lambda value, r: choice(value, MODES),
     },
-    endpoints={"attributions": attributions},
+    endpoints={"attributions": attributions, "faithfulness": faithfulness},
     colour_scale=False,
 )

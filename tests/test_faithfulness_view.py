@@ -1,0 +1,120 @@
+"""Faithfulness in the Attributions tab and at ``/faithfulness``: the answer's numbers, the sentence, the figure."""
+
+import gradio as gr
+import pytest
+import torch
+
+from transformer.explain.agreement import METHODS
+from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, faithfulness_by_mode, most_faithful
+from transformer.explorer import analysis, restore, runner, views
+
+SENTENCE = "a wonderful film , the acting was dull"
+attributions = views.attributions
+
+
+@pytest.fixture(scope="module")
+def loaded(app):
+    return app.get_model()[0]
+
+
+@pytest.fixture(scope="module")
+def result(app):
+    return runner.run_model(SENTENCE)
+
+
+@pytest.fixture
+def forward_calls(app, loaded):
+    calls = []
+    handle = loaded.model.register_forward_hook(lambda *_: calls.append(1))
+    yield calls
+    handle.remove()
+
+
+def expected(loaded, result, target: str, removal: str):
+    """The maths called directly on the four methods' scores: signed gradients, attention and rollout as read."""
+    view = attributions.attribution_view(loaded.model, loaded.tokenizer, result, target)
+    scores = torch.stack(
+        [*view.agreement.scores[:2], view.gradient_x_input, view.integrated_gradients.attributions]
+    )  # (K, N)
+    ids = analysis.sentence_ids(loaded.model, result)
+    return faithfulness_by_mode(loaded.model, ids, view.target, scores, METHODS, (removal,))[removal]
+
+
+@pytest.mark.parametrize("removal", ["pad", "delete"])
+def test_the_endpoint_answers_each_method_s_curves_as_the_maths_does(app, loaded, result, removal):
+    answer = attributions.faithfulness(SENTENCE, target="positive", mode=removal)
+    found = expected(loaded, result, "positive", removal)
+    assert (answer["mode"], answer["target"], answer["target_label"]) == (removal, 1, "positive")
+    assert answer["percents"] == list(PERCENTS) and answer["seeds"] == list(RANDOM_SEEDS)
+    assert answer["counts"] == [-(-p * len(result.tokens) // 100) for p in PERCENTS]
+    assert list(answer["methods"]) == list(METHODS)
+    for k, name in enumerate(METHODS):
+        curves = answer["methods"][name]
+        assert curves["comprehensiveness"] == pytest.approx(found.comprehensiveness[k].tolist(), abs=2e-6)
+        assert curves["sufficiency"] == pytest.approx(found.sufficiency[k].tolist(), abs=2e-6)
+        assert curves["comprehensiveness_aopc"] == pytest.approx(sum(curves["comprehensiveness"]) / 5, abs=1e-5)
+    floor = answer["random"]
+    assert floor["comprehensiveness"] == pytest.approx(found.random_comprehensiveness.tolist(), abs=2e-6)
+    assert floor["sufficiency_aopc"] == pytest.approx(found.random_sufficiency_aopc, abs=2e-6)
+    best = answer["most_faithful"]
+    aopcs = {name: curves["comprehensiveness_aopc"] for name, curves in answer["methods"].items()}
+    assert best["method"] == most_faithful(found).method and aopcs[best["method"]] == max(aopcs.values())
+    assert best["margin"] == pytest.approx(max(aopcs.values()) - aopcs[best["runner_up"]], abs=1e-5)
+
+
+def test_the_endpoint_refuses_a_removal_it_does_not_offer(app):
+    with pytest.raises(gr.Error, match="The removal is one of pad, delete; got"):
+        attributions.faithfulness(SENTENCE, mode="mask")
+
+
+def test_the_tab_names_the_most_faithful_method_and_its_margin_and_says_how_tokens_were_removed(
+    app, loaded, result, forward_calls
+):
+    drawn = attributions.show_attributions(result, "predicted", 32, "pad", None, "delete")
+    sentence, figure, kept = drawn[-3:]
+    found = expected(loaded, result, "predicted", "delete")
+    verdict = most_faithful(found)
+    assert f"Most faithful for this input: <b>{verdict.method}</b>" in sentence
+    assert f"{verdict.margin:.4f} ahead of <b>{verdict.runner_up}</b>" in sentence
+    assert "removed tokens deleted" in sentence and "removed tokens deleted" in figure.layout.title.text
+    assert len(figure.data) == 2 * (len(METHODS) + 1)  # each method and the floor, in both panels
+    curve = next(trace for trace in figure.data if trace.name == verdict.method)
+    assert list(curve.y) == pytest.approx(found.comprehensiveness[METHODS.index(verdict.method)].tolist())
+    forward_calls.clear()
+    again = attributions.show_attributions(result, "predicted", 32, "pad", kept, "pad")  # another mode
+    assert len(forward_calls) == 1 and set(again[-1][1].faithfulness) == {"pad", "delete"}  # its pass, no IG
+    assert again[-1][1].attributions is kept[1].attributions
+    assert "replaced by [PAD]" in again[-3] and "replaced by [PAD]" in again[-2].layout.title.text
+    forward_calls.clear()
+    back = attributions.show_attributions(result, "predicted", 32, "pad", again[-1], "delete")  # drawn before
+    assert not forward_calls and back[-1] is again[-1] and back[-3] == sentence
+
+
+def test_the_tab_s_other_outputs_are_drawn_as_before(app, loaded, result):
+    drawn = attributions.show_attributions(result, "negative", 8, "zero", None)
+    view = attributions.attribution_view(loaded.model, loaded.tokenizer, result, "negative", 8, "zero")
+    assert len(drawn) == 8 and drawn[:3] == attributions.attribution_panel(view)[:3]
+    assert drawn[3].layout.title.text == attributions.attribution_panel(view)[3].layout.title.text
+    empty = attributions.show_attributions(None, None, None, None, None)
+    assert empty == ("", "", "", None, None, "", None, None)
+    with pytest.raises(gr.Error, match="The removal is one of pad, delete"):
+        attributions.show_attributions(result, "negative", 8, "zero", drawn[-1], "remove")
+
+
+def test_the_sentence_and_the_figure_escape_the_class_name_and_word_ties_and_chance(app, loaded, result):
+    tab = attributions.attribution_tab(loaded.model, loaded.tokenizer, result, steps=4)
+    found = tab.faithfulness["pad"]
+    verdict = most_faithful(found)
+    html = attributions.faithfulness_html(found, verdict, "<b>x</b>")
+    assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
+    figure = attributions.faithfulness_figure(found, "<b>x</b>")
+    assert "&lt;b&gt;x&lt;/b&gt;" in figure.layout.title.text and "<b>x" not in figure.layout.yaxis.title.text
+    tied = type(verdict)(verdict.method, verdict.aopc, "rollout", 0.0, -0.01)
+    html = attributions.faithfulness_html(found, tied, "positive")
+    assert "tied with <b>rollout</b>" in html and "no better than the random floor" in html
+
+
+def test_the_address_keeps_the_removal_mode(app, result):
+    query = {"view": "attributions", "removal": "delete"}
+    assert restore.restore_controls(result, gr.Request(query_params=query)) == query
+    assert restore.restore_controls(result, gr.Request(query_params={"removal": "mask"})) == {}
