@@ -6,7 +6,7 @@ import torch
 
 from transformer.explain.agreement import METHODS
 from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, faithfulness_by_mode, most_faithful
-from transformer.explorer import analysis, restore, runner, views
+from transformer.explorer import analysis, erasure_figures, restore, runner, views
 
 SENTENCE = "a wonderful film , the acting was dull"
 attributions = views.attributions
@@ -105,12 +105,12 @@ def test_the_sentence_and_the_figure_escape_the_class_name_and_word_ties_and_cha
     tab = attributions.attribution_tab(loaded.model, loaded.tokenizer, result, steps=4)
     found = tab.faithfulness["pad"]
     verdict = most_faithful(found)
-    html = attributions.faithfulness_html(found, verdict, "<b>x</b>")
+    html = erasure_figures.faithfulness_html(found, verdict, "<b>x</b>")
     assert "&lt;b&gt;x&lt;/b&gt;" in html and "<b>x</b>" not in html
-    figure = attributions.faithfulness_figure(found, "<b>x</b>")
+    figure = erasure_figures.faithfulness_figure(found, "<b>x</b>")
     assert "&lt;b&gt;x&lt;/b&gt;" in figure.layout.title.text and "<b>x" not in figure.layout.yaxis.title.text
     tied = type(verdict)(verdict.method, verdict.aopc, "rollout", 0.0, -0.01)
-    html = attributions.faithfulness_html(found, tied, "positive")
+    html = erasure_figures.faithfulness_html(found, tied, "positive")
     assert "tied with <b>rollout</b>" in html and "no better than the random floor" in html
 
 

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import pytest
 from PIL import ImageColor
 
-from transformer.explorer import analysis, artifacts, corpus, figures, server, theme
+from transformer.explorer import analysis, artifacts, corpus, erasure_figures, figures, server, theme
 from transformer.explorer.views import (
     all_heads,
     attention,
@@ -398,7 +398,7 @@ def drawn(model, tokenizer) -> dict[str, go.Figure]:
             token_embeddings.embeddings_view(model, tokenizer, result)
         ),
         "head atlas": head_atlas.atlas_figure(artifacts.build_atlas(model, tokenizer, rows, "hash")),
-        "faithfulness": attributions.faithfulness_figure(faithful, "<b>positive</b>"),
+        "faithfulness": erasure_figures.faithfulness_figure(faithful, "<b>positive</b>"),
         **walkthrough_figures(walkthrough.walkthrough_view(model, tokenizer, result)),
     }
 
