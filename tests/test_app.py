@@ -305,6 +305,7 @@ ENDPOINTS = {
     "/export",
     "/head_atlas",
     "/errors",
+    "/behaviour",
     "/walkthrough",
 }
 
