@@ -218,14 +218,15 @@ def test_the_endpoint_answers_with_the_figures_and_the_filtered_cases(fresh_repo
 
 def test_the_live_control_runs_one_test_and_the_page_then_uses_its_figures(fresh_report):
     view.compute_and_show(view.RUN, *ANY)
-    name = "test / robustness: typos"
-    said, part, capability, test, summary, figures, rows, needed, live = view.run_and_show(name, "", SORTS[0], None)
-    assert (part, capability, test) == ("test", "robustness", "robustness: typos") and set(live) == {name}
-    row = live[name]["tests"][0]
-    assert f"{row['failed']} of {row['cases']}" in said and "run now" in said
-    assert all(r[:3] == ["test", "robustness", "typos"] for r in rows or [])
-    assert "Run live here: test / robustness: typos" in summary
-    assert view.show_behaviour("test", "robustness", "robustness: typos", "", SORTS[0], live)[2] == rows
+    worst = max(view.current_report()["tests"], key=lambda row: row["failed"])  # the tiny model's worst test
+    name, full = f"{worst['part']} / {worst['capability']}: {worst['test']}", f"{worst['capability']}: {worst['test']}"
+    said, part, capability, test, summary, _, rows, _, live = view.run_and_show(name, "", SORTS[0], None)
+    assert (part, capability, test) == (worst["part"], worst["capability"], full) and set(live) == {name}
+    assert live[name]["tests"] == [worst]  # the same model: the same figures as the whole suite's run
+    assert f"{worst['failed']} of {worst['cases']}" in said and "run now" in said
+    assert rows and all(r[:3] == [worst["part"], worst["capability"], worst["test"]] for r in rows)
+    assert f"Run live here: {name}" in summary
+    assert view.show_behaviour(part, capability, test, "", SORTS[0], live)[2] == rows
     with pytest.raises(gr.Error, match="Choose a test of the suite"):
         view.run_and_show("<b>no</b>", "", SORTS[0], None)
 

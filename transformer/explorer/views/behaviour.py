@@ -181,14 +181,17 @@ def figures_html(report: dict) -> str:
     )
 
 
-def behaviour_summary(report: dict | None, matching: int | None = None, live: dict | None = None) -> str:
+def behaviour_summary(
+    report: dict | None, matching: int | None = None, live: dict | None = None, texts: int = 0
+) -> str:
     """Where the figures come from, how many cases fail, how many match the filters; or that the suite runs now."""
     if report is None:
         return "<p>No behaviour report for this model yet: running the suite on it now (a few seconds).</p>"
     failed = sum(row["failed"] for row in report["tests"])
     cases = sum(row["cases"] for row in report["tests"])
     runs = f" Run live here: {html.escape(', '.join(live))}." if live else ""
-    listed = f" {matching} match the filters; the first {MAX_SHOWN} texts are listed." if matching is not None else ""
+    listed = "" if matching is None else f" {matching} failing cases match the filters."
+    listed += f" The first {MAX_SHOWN} of their {texts} texts are listed." if texts > MAX_SHOWN else ""
     return (
         f"<p>The behavioural suite on this model: {len(report['tests'])} tests, {failed} of {cases} cases fail "
         f"({report['texts']} texts read, {report['seconds']:.1f} s).{runs}{listed} Click a text to open it in the "
@@ -204,7 +207,8 @@ def show_behaviour(part, capability, test, search, order, live) -> tuple:
     report = with_live(report, live)
     with runner.clear_errors("Cannot filter the cases"):
         cases = picked_cases(report, part, capability, test, search or "", order)
-    return behaviour_summary(report, len(cases), live), figures_html(report), case_rows(cases), ""
+    texts = sum(len(case["texts"]) for case in cases)
+    return behaviour_summary(report, len(cases), live, texts), figures_html(report), case_rows(cases), ""
 
 
 def compute_and_show(needed, part, capability, test, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
