@@ -110,6 +110,7 @@ def test_the_view_checks_its_filters_and_says_what_is_allowed(report):
     rows = view.case_rows(view.picked_cases(report, "test", "robustness", "typos", "", "worst first"))
     assert rows and all(row[:3] == ["test", "robustness", "typos"] and len(row) == len(view.COLUMNS) for row in rows)
     assert [row[6] for row in rows] == sorted((row[6] for row in rows), reverse=True)
+    assert len(view.case_rows(report["failures"])) == view.MAX_SHOWN < sum(len(c["texts"]) for c in report["failures"])
     for bad in [("<b>x</b>", "all", "all"), ("all", "<b>x</b>", "all"), ("all", "all", "typos <b>")]:
         with pytest.raises(InputError, match="Choose a") as raised:
             view.picked_cases(report, *bad)

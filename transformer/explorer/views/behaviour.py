@@ -34,6 +34,8 @@ EXPECTED = {"invariance": "same class", "direction": "variant {expect}"}
 RUN = "run"  # the hidden box's value that starts the suite with a progress bar
 _computed: dict[str | None, dict] = {}  # reports computed in this process, by model hash
 _computing = threading.Lock()  # one computation at a time: the others wait, then find its report
+_last_figures: list[tuple[dict, str] | None] = [None]  # the report drawn last and its figures' HTML
+_last_rows: list[tuple[dict, dict] | None] = [None]  # the report drawn last and its cases' table rows
 
 
 @functools.lru_cache(maxsize=1)
@@ -105,6 +107,7 @@ def with_live(report: dict, live: dict | None) -> dict:
     return report
 
 
+@functools.lru_cache(maxsize=3)
 def choices(key: str) -> list[str]:
     """A filter's choices: ``ALL``, then every part, capability or test ("capability: test") of the suite."""
     values = {
@@ -143,14 +146,31 @@ def expected(case: dict) -> str:
     return EXPECTED.get(case["kind"], "{expect}").format(expect=case["expect"])
 
 
-def case_rows(cases: list[dict]) -> list[list]:
-    """One table row per text of each case, at most ``MAX_SHOWN``: the text last, for the click to read."""
-    rows = [
-        [c["part"], c["capability"], c["test"], c["case"], expected(c), p, c["miss"], text]
-        for c in cases
-        for text, p in zip(c["texts"], c["probabilities"], strict=True)
-    ]
-    return rows[:MAX_SHOWN]
+def text_rows(case: dict) -> list[list]:
+    """The table rows of one case, one per text: the text last, for the click to read."""
+    head = [case["part"], case["capability"], case["test"], case["case"], expected(case)]
+    return [[*head, p, case["miss"], text] for text, p in zip(case["texts"], case["probabilities"], strict=True)]
+
+
+def case_rows(cases: list[dict], report: dict | None = None) -> list[list]:
+    """The cases' rows, at most ``MAX_SHOWN``; with ``report``, each case's rows are made once for that report."""
+    made = _rows_made(report) if report is not None else {}
+    rows = []
+    for case in cases:
+        if id(case) not in made:
+            made[id(case)] = text_rows(case)
+        rows.extend(made[id(case)])
+        if len(rows) >= MAX_SHOWN:
+            break
+    return rows[:MAX_SHOWN]  # the rows are shared between draws: nothing changes them
+
+
+def _rows_made(report: dict) -> dict:
+    """The rows made so far for ``report``'s cases, by case (kept for the last report drawn)."""
+    last = _last_rows[0]
+    if last is None or last[0] is not report:
+        last = _last_rows[0] = (report, {})
+    return last[1]
 
 
 def rate(row: dict) -> str:
@@ -181,6 +201,14 @@ def figures_html(report: dict) -> str:
     )
 
 
+def drawn_figures(report: dict) -> str:
+    """``figures_html`` of ``report``, kept for the last report drawn (the stored one, on every opening)."""
+    last = _last_figures[0]
+    if last is None or last[0] is not report:
+        last = _last_figures[0] = (report, figures_html(report))  # one assignment: a reader sees a whole pair
+    return last[1]
+
+
 def behaviour_summary(
     report: dict | None, matching: int | None = None, live: dict | None = None, texts: int = 0
 ) -> str:
@@ -208,7 +236,7 @@ def show_behaviour(part, capability, test, search, order, live) -> tuple:
     with runner.clear_errors("Cannot filter the cases"):
         cases = picked_cases(report, part, capability, test, search or "", order)
     texts = sum(len(case["texts"]) for case in cases)
-    return behaviour_summary(report, len(cases), live, texts), figures_html(report), case_rows(cases), ""
+    return behaviour_summary(report, len(cases), live, texts), drawn_figures(report), case_rows(cases, report), ""
 
 
 def compute_and_show(needed, part, capability, test, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
@@ -274,7 +302,9 @@ def behaviour(
 
 def dropdown(key: str, label: str, value: str = ALL) -> gr.Dropdown:
     # allow_custom_value: checked by check_filters, which never echoes a deep link's markup
-    return gr.Dropdown(choices(key), value=value, label=label, allow_custom_value=True, elem_id=f"behaviour-{key}")
+    return gr.Dropdown(
+        list(choices(key)), value=value, label=label, allow_custom_value=True, elem_id=f"behaviour-{key}"
+    )
 
 
 def layout(page: Page) -> Drawing:
