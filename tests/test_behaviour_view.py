@@ -251,3 +251,12 @@ def test_the_bundled_behaviour_json_is_the_bundled_models_and_matches_the_comman
     loaded = load_model(DEFAULT_MODEL_DIR, device="cpu")
     results = run_suite(build_suite(), positive_probabilities(loaded.model, loaded.tokenizer))
     assert [row["failed"] for row in bundled["tests"]] == [len(result.failed) for result in results]
+
+
+def test_the_first_open_and_the_live_run_show_a_progress_bar_of_the_suite(app):
+    """The hidden box's change and the live button run the suite with ``gr.Progress(track_tqdm=True)``: Gradio
+    draws its progress bar from the suite's tqdm bar."""
+    found = {fn.fn.__name__: fn for fn in app.demo.fns.values() if fn.fn in (view.compute_and_show, view.run_and_show)}
+    assert set(found) == {"compute_and_show", "run_and_show"}
+    for fn in found.values():
+        assert fn.tracks_progress and fn.api_visibility == "private" and fn.queue
