@@ -1,6 +1,6 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import browser, explain_views, faithfulness, head_atlas, model_forward
+from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, model_forward
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
@@ -8,6 +8,7 @@ SECTIONS = [
     ("Faithfulness by erasure: /faithfulness at 128 tokens", faithfulness.run),
     ("Browser, app against the floor app: Analyze, head change, cold deep link", browser.run),
     ("Head atlas: compute on the reference corpus, load once written", head_atlas.run),
+    ("Behaviour tab against the Errors tab: cold deep link, handler; the suite's run", behaviour_tab.run),
 ]
 
 

@@ -307,6 +307,7 @@ ENDPOINTS = {
     "/export",
     "/head_atlas",
     "/errors",
+    "/behaviour",
     "/walkthrough",
 }
 

@@ -394,6 +394,7 @@ def test_every_tab_is_in_the_tab_row_and_a_phone_can_tap_each(browser, url, app,
         tabs = page.locator('#views button[role="tab"]')
         names = tabs.all_text_contents()
         assert [name.strip() for name in names] == [view.title for view in app.VIEWS]  # every tab, in order
+        assert [name.strip() for name in names][-2:] == ["Errors", "Behaviour"]  # the two corpus tables last
         boxes = tabs.evaluate_all("(tabs) => tabs.map((t) => t.getBoundingClientRect().toJSON())")
         assert all(box["width"] > 0 and box["height"] > 0 for box in boxes)  # each one shown
         assert all(box["left"] >= 0 and box["right"] <= width + 0.5 for box in boxes)  # inside the page's width

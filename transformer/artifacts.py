@@ -1,7 +1,9 @@
-"""Write a model's corpus files, ``head_atlas.json`` and ``errors.json``, next to it (built by ``explorer.artifacts``).
+"""Write a model's corpus files, ``head_atlas.json``, ``errors.json`` and ``behaviour.json``, next to it (built by
+``explorer.artifacts``).
 
 The head atlas covers the reference corpus (SST-2 dev and a fixed sample of the other dev sets, 2,000
-sentences); the error list, every bundled dev set. Both carry the sha256 of ``model.safetensors``. Example
+sentences); the error list, every bundled dev set; the behaviour report, both parts of the behavioural suite
+(``transformer.behaviour``, no data needed). All three carry the sha256 of ``model.safetensors``. Example
 (``make artifacts`` runs it on the bundled model)::
 
     python -m transformer.artifacts --model assets/model --data-dir ../shared/data
@@ -17,12 +19,21 @@ from pathlib import Path
 import torch
 
 from .explorer import corpus
-from .explorer.artifacts import ATLAS_FILE, ERRORS_FILE, build_atlas, build_errors, model_hash, write_artifact
+from .explorer.artifacts import (
+    ATLAS_FILE,
+    BEHAVIOUR_FILE,
+    ERRORS_FILE,
+    build_atlas,
+    build_behaviour,
+    build_errors,
+    model_hash,
+    write_artifact,
+)
 from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Write head_atlas.json and errors.json next to the model; print what was written and how long it took."""
+    """Write head_atlas.json, errors.json and behaviour.json next to the model; print what and how long each took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("::")[-1].strip())
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
     parser.add_argument(
@@ -57,6 +68,12 @@ def main(argv: list[str] | None = None) -> None:
     path = write_artifact(args.model, ERRORS_FILE, errors)
     shown = f"{len(errors['errors'])} errors" + (f" ({errors['left_out']} left out)" if errors["left_out"] else "")
     print(f"{path}: {shown}, {path.stat().st_size / 1000:.0f} KB, {time.perf_counter() - start:.1f} s")
+    report = build_behaviour(loaded.model, loaded.tokenizer, sha)
+    path = write_artifact(args.model, BEHAVIOUR_FILE, report)
+    print(
+        f"{path}: {len(report['tests'])} tests, {len(report['failures'])} failing cases, "
+        f"{path.stat().st_size / 1000:.0f} KB, {report['seconds']:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
-"""The files kept next to a model for its corpus views: the head atlas and the dev-set errors.
+"""The files kept next to a model for its corpus views: the head atlas, the dev-set errors and the behaviour suite.
 
 ``head_atlas.json`` holds every head's behaviour, role, top tokens and importance over the reference
 corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
-most confident first (at most 1 MB). Each carries the sha256 of ``model.safetensors``: a file made for
-other weights is ignored, so the atlas is recomputed when the model changes. Layers and heads count from 1.
+most confident first (at most 1 MB); ``behaviour.json`` the behavioural suite's report (``behaviour.report``:
+failure rates per test and capability, every failing case), which needs no data folder. Each carries the
+sha256 of ``model.safetensors``: a file made for other weights is ignored, so the atlas and the report are
+recomputed when the model changes. Layers and heads count from 1.
 
-``python -m transformer.artifacts`` writes both for a model folder (the data folder is needed there only,
-never by the Space). An atlas the explorer computes itself goes to its cache folder instead, never the model
+``python -m transformer.artifacts`` writes all three for a model folder (the data folder is needed there only,
+never by the Space). An atlas or report the explorer computes itself goes to its cache folder instead, never the model
 folder (``cache_folder``): ``$ATTENTION_EXPLORER_CACHE/<sha256>/``, else
 ``$XDG_CACHE_HOME/attention-explorer/<sha256>/``, else ``~/.cache/attention-explorer/<sha256>/``.
 """
@@ -26,12 +28,16 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
+from ..behaviour import build_suite, run_suite
+from ..behaviour.report import build_report
+from ..behaviour.suite import Test
 from ..explain import atlas
 from .corpus import Row
 from .inputs import numbered_heads
 
 ATLAS_FILE = "head_atlas.json"
 ERRORS_FILE = "errors.json"
+BEHAVIOUR_FILE = "behaviour.json"
 WEIGHTS_FILE = "model.safetensors"
 MAX_ERRORS_BYTES = 1_000_000
 DECIMALS = 4
@@ -150,6 +156,35 @@ def build_errors(model, tokenizer, sets: dict[str, list[Row]], model_sha256: str
         data["left_out"] += 1
         size -= len(json.dumps(dropped, ensure_ascii=False).encode()) + 2
     return data
+
+
+def suite_probabilities(model, tokenizer, progress: Callable[[Iterable], Iterable] = iter):
+    """``texts -> [P(positive), ...]``, the model as ``behaviour.run_suite`` takes it: each text cut to ``max_len``
+    tokens (the suite's are short), read in padded batches through ``progress``.
+
+    Raises:
+        ValueError: a text encodes to no token.
+    """
+    positive = list(model.label_names).index("positive") if "positive" in model.label_names else -1
+
+    def probabilities(texts: list[str]) -> list[float]:
+        ids = [encoding.ids[: model.max_len] for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+        if not all(ids):
+            raise ValueError(f"text {texts[ids.index([])]!r} encodes to no token")
+        return atlas.corpus_probabilities(model, ids, batch_size=256, progress=progress)[:, positive].tolist()
+
+    return probabilities
+
+
+def build_behaviour(model, tokenizer, model_sha256: str, tests: list[Test] | None = None, progress=None) -> dict:
+    """The behavioural suite's report (``behaviour.report.build_report``) on the model, both parts unless ``tests``
+    names some: JSON-ready, with the model's hash, the number of texts read and the seconds it took."""
+    start = time.perf_counter()
+    tests = build_suite() if tests is None else tests
+    results = run_suite(tests, suite_probabilities(model, tokenizer, progress or _bar("behaviour suite")))
+    texts = len({text for test in tests for case in test.cases for text in case})
+    report = build_report(results)
+    return {"model_sha256": model_sha256, "texts": texts, **report, "seconds": round(time.perf_counter() - start, 1)}
 
 
 def read_artifact(folder: Path | None, name: str, model_sha256: str | None) -> dict | None:

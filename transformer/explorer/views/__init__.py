@@ -7,6 +7,7 @@ from . import (
     all_heads,
     attention,
     attributions,
+    behaviour,
     compare,
     errors,
     export,
@@ -37,4 +38,5 @@ VIEWS = [
     token_embeddings.VIEW,
     head_atlas.VIEW,
     errors.VIEW,
+    behaviour.VIEW,
 ]
