@@ -63,7 +63,7 @@ evaluate: install
 		$(DATA_DIR)/multi_domain/test.tsv.gz benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
 	$(BIN)/python -m transformer.behaviour --model assets/model
 
-## make artifacts: head_atlas.json and errors.json next to the bundled model (run after make train)
+## make artifacts: head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the bundled model (after make train)
 artifacts: install
 	$(BIN)/python -m transformer.artifacts --model assets/model --data-dir $(DATA_DIR)
 

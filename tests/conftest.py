@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 from app_fixtures import build_model, build_tokenizer, import_app, serving, write_model_dir
 from gradio_client import Client
-from tiny import tiny_model
+from tiny import tiny_model, write_dev_sets
 
 from benchmarks.chromium import CHROMIUM, launch_chromium
 from transformer.explorer import clients, guard, link_store, sessions
@@ -203,6 +203,12 @@ def hermetic_folders(tmp_path_factory):
         patch.setattr(link_store, "LINK_DIR", tmp_path_factory.mktemp("links"))
         patch.setenv("ATTENTION_EXPLORER_CACHE", str(tmp_path_factory.mktemp("explorer-cache")))  # atlases computed
         yield
+
+
+@pytest.fixture
+def tiny_data_dir(tmp_path):
+    """A data folder with the four dev sets, a few rows each (``tiny.write_dev_sets``)."""
+    return write_dev_sets(tmp_path / "data")
 
 
 @pytest.fixture(scope="module")

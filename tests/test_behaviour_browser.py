@@ -29,9 +29,7 @@ def url(app, tmp_path_factory):
     (folder / artifacts.BEHAVIOUR_FILE).unlink(missing_ok=True)
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path_factory.mktemp("behaviour-cache")))
-        patch.setattr(behaviour, "_computed", {})
-        for cached in (behaviour.model_identity, behaviour._stored):
-            cached.cache_clear()
+        behaviour.REPORT.forget()
         with serving_app(app) as served:
             yield served
 
@@ -41,15 +39,15 @@ def query(page) -> dict:
 
 
 def test_the_first_open_runs_the_suite_then_filters_and_the_live_run_narrow_the_cases(page, url):
-    assert behaviour.current_report() is None  # nothing stored: the tab's first draw runs the suite
+    assert behaviour.REPORT.current() is None  # nothing stored: the tab's first draw runs the suite
     page.goto(f"{url}?view=behaviour")
     page.wait_for_function(SUMMARY)
     assert (
-        behaviour.current_report() is not None and "Per capability" in page.locator("#behaviour-figures").inner_text()
+        behaviour.REPORT.current() is not None and "Per capability" in page.locator("#behaviour-figures").inner_text()
     )
     page.wait_for_function(f"() => ({TABLE_ROWS})(0).length > 0")
     assert set(page.evaluate(TABLE_ROWS, 0)) == {"test"}  # the part reported on, by default
-    report = behaviour.current_report()
+    report = behaviour.REPORT.current()
     worst = max((row for row in report["tests"] if row["part"] == "test"), key=lambda row: row["failed"])
     assert worst["failed"] > 0  # the untrained tiny model fails some tests of the test part
     page.locator("#behaviour-capability").get_by_role("combobox").click()

@@ -9,7 +9,6 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
-from test_head_atlas import data_dir  # noqa: F401 (the tiny data folder, a fixture)
 
 from transformer.artifacts import main as write_artifacts
 from transformer.behaviour import build_suite, run_suite
@@ -146,13 +145,11 @@ def fresh_report(app, tmp_path, monkeypatch):
     """The app's model folder with no report kept, stored or read yet, and a cache folder of this test's own."""
 
     def forget():
-        for cached in (view.model_identity, view._stored):
-            cached.cache_clear()
+        view.REPORT.forget()
         (folder / artifacts.BEHAVIOUR_FILE).unlink(missing_ok=True)
 
     folder = app.get_model()[0].folder
     forget()
-    monkeypatch.setattr(view, "_computed", {})
     monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "cache"))
     yield folder
     forget()
@@ -166,8 +163,7 @@ def counting_builds(monkeypatch) -> list:
 
 
 def a_new_process():
-    view._computed.clear()
-    view._stored.cache_clear()
+    view.REPORT.forget()
 
 
 def test_a_model_without_behaviour_json_runs_the_suite_on_first_open_into_the_cache(fresh_report, monkeypatch):
@@ -184,7 +180,7 @@ def test_a_model_without_behaviour_json_runs_the_suite_on_first_open_into_the_ca
     cached = artifacts.cache_folder(sha) / artifacts.BEHAVIOUR_FILE
     assert cached.parent == Path(os.environ[artifacts.CACHE_VARIABLE]) / sha
     a_new_process()
-    assert view.current_report() == json.loads(cached.read_text(encoding="utf-8"))  # a restart reads the cache
+    assert view.REPORT.current() == json.loads(cached.read_text(encoding="utf-8"))  # a restart reads the cache
     view.compute_and_show(view.RUN, *ANY)
     assert view.show_behaviour(*ANY)[3] == "" and len(builds) == 1  # computed once
 
@@ -194,13 +190,13 @@ def test_a_stale_behaviour_json_is_ignored_and_a_current_one_is_read_first(fresh
     sha = artifacts.model_hash(fresh_report)
     stale = {"model_sha256": "0" * 64, "tests": [], "capabilities": [], "failures": [], "parts": []}
     artifacts.write_artifact(fresh_report, artifacts.BEHAVIOUR_FILE, stale)
-    assert view.current_report() is None and view.show_behaviour(*ANY)[3] == view.RUN
+    assert view.REPORT.current() is None and view.show_behaviour(*ANY)[3] == view.RUN
     computed = view.behaviour()  # the endpoint runs the suite when there is no report
     assert computed["model_sha256"] == sha and len(builds) == 1
-    bundled = {**view.current_report(), "texts": 7}  # what the artifacts command writes next to the model
+    bundled = {**view.REPORT.current(), "texts": 7}  # what the artifacts command writes next to the model
     artifacts.write_artifact(fresh_report, artifacts.BEHAVIOUR_FILE, bundled)
     a_new_process()
-    assert view.current_report() == bundled and len(builds) == 1
+    assert view.REPORT.current() == bundled and len(builds) == 1
 
 
 def test_the_endpoint_answers_with_the_figures_and_the_filtered_cases(fresh_report):
@@ -219,7 +215,7 @@ def test_the_endpoint_answers_with_the_figures_and_the_filtered_cases(fresh_repo
 
 def test_the_live_control_runs_one_test_and_the_page_then_uses_its_figures(fresh_report):
     view.compute_and_show(view.RUN, *ANY)
-    worst = max(view.current_report()["tests"], key=lambda row: row["failed"])  # the tiny model's worst test
+    worst = max(view.REPORT.current()["tests"], key=lambda row: row["failed"])  # the tiny model's worst test
     name, full = f"{worst['part']} / {worst['capability']}: {worst['test']}", f"{worst['capability']}: {worst['test']}"
     said, part, capability, test, summary, _, rows, _, live = view.run_and_show(name, "", SORTS[0], None)
     assert (part, capability, test) == (worst["part"], worst["capability"], full) and set(live) == {name}
@@ -232,8 +228,8 @@ def test_the_live_control_runs_one_test_and_the_page_then_uses_its_figures(fresh
         view.run_and_show("<b>no</b>", "", SORTS[0], None)
 
 
-def test_the_artifacts_command_writes_behaviour_json_for_the_weights(tiny_model_dir, data_dir):  # noqa: F811
-    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--sentences", "10"])
+def test_the_artifacts_command_writes_behaviour_json_for_the_weights(tiny_model_dir, tiny_data_dir):
+    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(tiny_data_dir), "--sentences", "10"])
     sha = artifacts.model_hash(tiny_model_dir)
     written = artifacts.read_artifact(tiny_model_dir, artifacts.BEHAVIOUR_FILE, sha)
     assert written["model_sha256"] == sha and len(written["tests"]) == len(build_suite())

@@ -1,7 +1,7 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
-Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots from the bundled model: assets/screenshot.png,
-its dark twin assets/screenshot-dark.png, and the Head atlas tab, assets/screenshot-atlas.png.
+Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
+its dark twin, the Head atlas, Walkthrough and Behaviour tabs, and the Attributions tab's faithfulness figure.
 """
 
 import io
@@ -27,6 +27,12 @@ SCREENSHOTS = {
     "dark": ROOT / "assets" / "screenshot-dark.png",
     "atlas": ROOT / "assets" / "screenshot-atlas.png",
     "walkthrough": ROOT / "assets" / "screenshot-walkthrough.png",
+    "faithfulness": ROOT / "assets" / "screenshot-faithfulness.png",
+    "behaviour": ROOT / "assets" / "screenshot-behaviour.png",
+}
+PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
+    "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
+    "behaviour": ("#behaviour-figures", "#behaviour-table"),
 }
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -209,6 +215,12 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?text={text}&view=head-atlas")
             page.wait_for_function("() => document.querySelector('#atlas-table')?.textContent.includes('L2 H4')")
             page.locator("#atlas-plot .main-svg").first.wait_for()
+        elif shot == "faithfulness":
+            page.goto(f"{served}?text={text}&view=attributions")
+            page.wait_for_function("() => document.querySelector('#faithfulness-plot .gtitle')")
+        elif shot == "behaviour":
+            page.goto(f"{served}?view=behaviour")
+            page.wait_for_function("() => document.querySelector('#behaviour-table')?.textContent.includes('miss')")
         elif shot == "walkthrough":
             page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")
             page.wait_for_function(
@@ -217,8 +229,14 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
         else:
             page.goto(f"{served}?__theme={shot}&text={text}&layer=1&head=1")
             wait_for_heatmap_with(page, "Layer 1, head 1")
-        page.locator("#prediction").get_by_text("%").first.wait_for()
-        page.screenshot(path=str(SCREENSHOTS[shot]), full_page=True)
+        if shot in PARTS:
+            first, last = (page.locator(selector).bounding_box() for selector in PARTS[shot])
+            top = first["y"] + page.evaluate("() => window.scrollY")  # the page's coordinates, not the viewport's
+            box = {"x": 0, "y": top - 10, "width": 1280, "height": last["y"] + last["height"] - first["y"] + 20}
+            page.screenshot(path=str(SCREENSHOTS[shot]), full_page=True, clip=box)
+        else:
+            page.locator("#prediction").get_by_text("%").first.wait_for()
+            page.screenshot(path=str(SCREENSHOTS[shot]), full_page=True)
         page.close()
     finally:
         process.terminate()
@@ -418,6 +436,7 @@ NEW_VALUES = {
     "target": ("choose", "Target class", "negative", "negative"),
     "steps": ("type", "Integrated Gradients steps", "64", "64"),
     "baseline": ("choose", "Baseline", "zero embeddings", "zero"),
+    "removal": ("choose", "Faithfulness: a removed token is", "delete", "delete"),
     "head_layer": ("choose", "Layer", "2", "2"),
     "head_head": ("choose", "Head", "2", "2"),
     "query": ("pick", "Query token", "2 journey", "2"),

@@ -7,7 +7,7 @@ from urllib.parse import parse_qs, urlparse
 import gradio as gr
 import pytest
 from conftest import serving_app
-from test_head_atlas import write_gz
+from tiny import write_gz
 
 from transformer.explorer import artifacts, corpus
 from transformer.explorer.views import errors, head_atlas
@@ -39,8 +39,8 @@ def url(app, tmp_path_factory):
     artifacts.write_artifact(
         loaded.folder, artifacts.ERRORS_FILE, artifacts.build_errors(loaded.model, loaded.tokenizer, sets, sha)
     )
-    for cached in (head_atlas.model_identity, head_atlas._stored, errors.model_errors):
-        cached.cache_clear()
+    head_atlas.ATLAS.forget()
+    errors.model_errors.cache_clear()
     with serving_app(app) as served:
         yield served
 

@@ -118,3 +118,14 @@ def test_the_address_keeps_the_removal_mode(app, result):
     query = {"view": "attributions", "removal": "delete"}
     assert restore.restore_controls(result, gr.Request(query_params=query)) == query
     assert restore.restore_controls(result, gr.Request(query_params={"removal": "mask"})) == {}
+
+
+def test_each_method_keeps_its_colour_in_both_panels(app, loaded, result):
+    found = attributions.attribution_tab(loaded.model, loaded.tokenizer, result, steps=4).faithfulness["pad"]
+    figure = erasure_figures.faithfulness_figure(found, "positive")
+    colours = {}
+    for trace in figure.data:
+        colours.setdefault(trace.name, set()).add(trace.line.color)
+    assert set(colours) == {*found.methods, "random (floor)"}
+    assert all(len(seen) == 1 for seen in colours.values())  # the same in both panels: the one legend holds
+    assert len({next(iter(seen)) for seen in colours.values()}) == len(colours)  # and no two alike

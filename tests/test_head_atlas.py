@@ -2,7 +2,6 @@
 ``/knockout``'s maths, padding, the hash that ties the files to their model, the command, and the atlas
 computed on demand (only when missing, once for concurrent requests, into the cache folder, never the model's)."""
 
-import gzip
 import json
 import os
 import threading
@@ -115,37 +114,17 @@ def test_top_tokens_skip_rare_ones():
     assert [i for i, _ in atlas.top_tokens(scores, counts, k=2, min_count=10)] == [1, 2]
 
 
-def write_gz(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with gzip.open(path, "wt", encoding="utf-8") as file:
-        file.write("text\tlabel\n" + "".join(f"{text}\t{label}\n" for text, label in rows))
-
-
-@pytest.fixture
-def data_dir(tmp_path):
-    """A data folder with the four dev sets, a few rows each."""
-    folder = tmp_path / "data"
-    (folder / "sst2").mkdir(parents=True)
-    sst = ["a charming and often affecting journey .", "the movie is n't funny", "a wonderful film", "dull"]
-    (folder / "sst2" / "glue_dev.tsv").write_text(
-        "sentence\tlabel\n" + "".join(f"{text}\t{i % 2}\n" for i, text in enumerate(sst)), encoding="utf-8"
-    )
-    for name in ("yelp", "pros_cons", "tweets"):
-        write_gz(folder / name / "dev.tsv.gz", [(f"the {name} was great , <b>really</b> {i}", i % 2) for i in range(5)])
-    return folder
-
-
-def test_the_reference_corpus_is_sst2_then_a_fixed_sample(data_dir):
-    sets = corpus.dev_sets(data_dir)
+def test_the_reference_corpus_is_sst2_then_a_fixed_sample(tiny_data_dir):
+    sets = corpus.dev_sets(tiny_data_dir)
     picked = corpus.reference_corpus(sets, size=10)
     assert picked[:4] == sets["sst2"] and len(picked) == 10
     assert picked == corpus.reference_corpus(sets, size=10)
     assert {row.set for row in picked[4:]} == {"yelp", "pros_cons", "tweets"}
 
 
-def test_the_error_list_is_exactly_the_misclassified_rows(tiny_model_dir, data_dir):
+def test_the_error_list_is_exactly_the_misclassified_rows(tiny_model_dir, tiny_data_dir):
     loaded = load_model(tiny_model_dir, device="cpu")
-    sets = corpus.dev_sets(data_dir)
+    sets = corpus.dev_sets(tiny_data_dir)
     found = artifacts.build_errors(loaded.model, loaded.tokenizer, sets, "hash")
     expected = []
     for row in (row for rows in sets.values() for row in rows):
@@ -162,8 +141,8 @@ def test_the_error_list_is_exactly_the_misclassified_rows(tiny_model_dir, data_d
     assert small["errors"] == found["errors"][: len(small["errors"])]
 
 
-def test_the_command_writes_both_files_and_a_new_model_hash_invalidates_them(tiny_model_dir, data_dir, capsys):
-    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(data_dir), "--sentences", "10"])
+def test_the_command_writes_both_files_and_a_new_model_hash_invalidates_them(tiny_model_dir, tiny_data_dir, capsys):
+    write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(tiny_data_dir), "--sentences", "10"])
     sha = artifacts.model_hash(tiny_model_dir)
     atlas_data = artifacts.read_artifact(tiny_model_dir, artifacts.ATLAS_FILE, sha)
     assert atlas_data["sentences"] == 10 and len(atlas_data["heads"]) == 4  # 2 layers x 2 heads
@@ -185,9 +164,9 @@ def test_the_command_says_when_the_data_is_missing(tiny_model_dir, tmp_path):
         write_artifacts(["--model", str(tiny_model_dir), "--data-dir", str(tmp_path)])
 
 
-def test_the_atlas_table_and_figure(tiny_model_dir, data_dir):
+def test_the_atlas_table_and_figure(tiny_model_dir, tiny_data_dir):
     loaded = load_model(tiny_model_dir, device="cpu")
-    rows = corpus.reference_corpus(corpus.dev_sets(data_dir), size=10)
+    rows = corpus.reference_corpus(corpus.dev_sets(tiny_data_dir), size=10)
     data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, "hash")
     table = atlas_view.atlas_rows(data)
     assert [row[0] for row in table] == ["L1 H1", "L1 H2", "L2 H1", "L2 H2"]
@@ -217,13 +196,11 @@ def fresh_atlas(app, tmp_path, monkeypatch):
     """The app's model folder with no atlas kept, stored or read yet, and a cache folder of this test's own."""
 
     def forget():
-        for cached in (atlas_view.model_identity, atlas_view._stored):
-            cached.cache_clear()
+        atlas_view.ATLAS.forget()
         (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
 
     folder = app.get_model()[0].folder
     forget()
-    monkeypatch.setattr(atlas_view, "_computed", {})
     monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "cache"))
     yield folder
     forget()  # later tests never see this test's atlas
@@ -231,8 +208,7 @@ def fresh_atlas(app, tmp_path, monkeypatch):
 
 def a_new_process():
     """What a restart forgets: the atlases computed and read in this process."""
-    atlas_view._computed.clear()
-    atlas_view._stored.cache_clear()
+    atlas_view.ATLAS.forget()
 
 
 def snapshot(folder):
@@ -247,12 +223,12 @@ def counting_builds(monkeypatch) -> list:
     return calls
 
 
-def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fresh_atlas, data_dir, monkeypatch):
+def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fresh_atlas, tiny_data_dir, monkeypatch):
     folder = fresh_atlas
     assert atlas_view.head_atlas()["note"].startswith("No head atlas for this model yet")  # no data folder here
     assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] is None
 
-    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))
     before = snapshot(folder)
     computed = atlas_view.head_atlas()
     sha = artifacts.model_hash(folder)
@@ -265,33 +241,33 @@ def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fres
     assert cached.parent == Path(os.environ[artifacts.CACHE_VARIABLE]) / sha
     assert json.loads(cached.read_text(encoding="utf-8")) == computed
     a_new_process()
-    assert atlas_view.current_atlas() == computed  # read back from the cache
+    assert atlas_view.ATLAS.current() == computed  # read back from the cache
     summary, figure, rows, _ = atlas_view.show_atlas()
     assert "reference corpus of 19 sentences" in summary and len(figure.data) == len(rows) == 4
 
 
-def test_the_atlas_is_computed_only_when_none_is_kept_or_stored(fresh_atlas, data_dir, monkeypatch):
-    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+def test_the_atlas_is_computed_only_when_none_is_kept_or_stored(fresh_atlas, tiny_data_dir, monkeypatch):
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))
     builds = counting_builds(monkeypatch)
-    first = atlas_view.compute_atlas()
-    assert atlas_view.head_atlas() is first and atlas_view.compute_atlas() is first
+    first = atlas_view.ATLAS.compute()
+    assert atlas_view.head_atlas() is first and atlas_view.ATLAS.compute() is first
     atlas_view.compute_and_show()  # the hidden compute event, which anyone can post
     assert len(builds) == 1
 
     a_new_process()
-    assert atlas_view.compute_atlas() == first and len(builds) == 1  # the cached one, after a restart
+    assert atlas_view.ATLAS.compute() == first and len(builds) == 1  # the cached one, after a restart
     bundled = {**first, "sentences": 7}  # what the developer's command writes next to the model is read first
     artifacts.write_artifact(fresh_atlas, artifacts.ATLAS_FILE, bundled)
     a_new_process()
-    assert atlas_view.compute_atlas() == bundled and len(builds) == 1
+    assert atlas_view.ATLAS.compute() == bundled and len(builds) == 1
 
 
-def test_concurrent_requests_wait_for_one_computation_and_share_it(fresh_atlas, data_dir, monkeypatch):
-    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+def test_concurrent_requests_wait_for_one_computation_and_share_it(fresh_atlas, tiny_data_dir, monkeypatch):
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))
     callers, builds, release = 4, [], threading.Event()
     found_none = threading.Condition()
     missing = []
-    looked_up = atlas_view.current_atlas
+    looked_up = atlas_view.ATLAS.current
 
     def looking():  # counts the lookups that found no atlas: every caller is then past its first look
         atlas = looked_up()
@@ -305,10 +281,10 @@ def test_concurrent_requests_wait_for_one_computation_and_share_it(fresh_atlas, 
         assert release.wait(30), "the test never let the computation finish"
         return {"model_sha256": sha, "heads": [], "sentences": len(rows)}
 
-    monkeypatch.setattr(atlas_view, "current_atlas", looking)
+    monkeypatch.setattr(atlas_view.ATLAS, "current", looking)
     monkeypatch.setattr(artifacts, "build_atlas", build)
     with ThreadPoolExecutor(callers) as pool:
-        answers = [pool.submit(atlas_view.compute_atlas) for _ in range(callers)]
+        answers = [pool.submit(atlas_view.ATLAS.compute) for _ in range(callers)]
         with found_none:  # every caller has looked and found none while the first computes
             assert found_none.wait_for(lambda: len(missing) >= callers, timeout=30)
         release.set()
@@ -316,12 +292,12 @@ def test_concurrent_requests_wait_for_one_computation_and_share_it(fresh_atlas, 
     assert len(builds) == 1 and all(atlas is atlases[0] for atlas in atlases)
 
 
-def test_an_unwritable_cache_keeps_the_atlas_in_memory(fresh_atlas, data_dir, monkeypatch, tmp_path):
+def test_an_unwritable_cache_keeps_the_atlas_in_memory(fresh_atlas, tiny_data_dir, monkeypatch, tmp_path):
     (tmp_path / "a-file").write_text("not a folder")
     monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "a-file" / "cache"))  # cannot be made, even as root
-    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(data_dir))
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))
     builds, before = counting_builds(monkeypatch), snapshot(fresh_atlas)
-    assert atlas_view.head_atlas()["sentences"] == 19 and atlas_view.compute_atlas()["sentences"] == 19
+    assert atlas_view.head_atlas()["sentences"] == 19 and atlas_view.ATLAS.compute()["sentences"] == 19
     assert len(builds) == 1 and snapshot(fresh_atlas) == before
 
 

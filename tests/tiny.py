@@ -1,4 +1,8 @@
-"""The tiny, seeded, dropout-free classifier that the model and explanation tests build in milliseconds."""
+"""The tiny, seeded, dropout-free classifier that the model and explanation tests build in milliseconds, and a tiny
+data folder of the four dev sets the corpus views read."""
+
+import gzip
+from pathlib import Path
 
 import torch
 
@@ -13,3 +17,22 @@ def tiny_model(seed: int = 0, **overrides) -> TransformerClassifier:
     """A ``TransformerClassifier`` of ``TINY_CONFIG`` (updated by ``overrides``), seeded, in eval mode."""
     torch.manual_seed(seed)
     return TransformerClassifier(**(TINY_CONFIG | overrides)).eval()
+
+
+def write_gz(path: Path, rows) -> None:
+    """A gzip TSV of (text, label) rows, with its header, as the data folder keeps its dev sets."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt", encoding="utf-8") as file:
+        file.write("text\tlabel\n" + "".join(f"{text}\t{label}\n" for text, label in rows))
+
+
+def write_dev_sets(folder: Path) -> Path:
+    """A data folder with the four dev sets, a few rows each (markup in some texts); ``folder``."""
+    (folder / "sst2").mkdir(parents=True)
+    sst = ["a charming and often affecting journey .", "the movie is n't funny", "a wonderful film", "dull"]
+    (folder / "sst2" / "glue_dev.tsv").write_text(
+        "sentence\tlabel\n" + "".join(f"{text}\t{i % 2}\n" for i, text in enumerate(sst)), encoding="utf-8"
+    )
+    for name in ("yelp", "pros_cons", "tweets"):
+        write_gz(folder / name / "dev.tsv.gz", [(f"the {name} was great , <b>really</b> {i}", i % 2) for i in range(5)])
+    return folder

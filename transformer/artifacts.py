@@ -1,9 +1,10 @@
-"""Write a model's corpus files, ``head_atlas.json``, ``errors.json`` and ``behaviour.json``, next to it (built by
-``explorer.artifacts``).
+"""Write a model's corpus files, ``head_atlas.json``, ``errors.json``, ``behaviour.json`` and ``faithfulness.json``,
+next to it (built by ``explorer.artifacts``).
 
-The head atlas covers the reference corpus (SST-2 dev and a fixed sample of the other dev sets, 2,000
-sentences); the error list, every bundled dev set; the behaviour report, both parts of the behavioural suite
-(``transformer.behaviour``, no data needed). All three carry the sha256 of ``model.safetensors``. Example
+The head atlas and the faithfulness means cover the reference corpus (SST-2 dev and a fixed sample of the
+other dev sets, 2,000 sentences); the error list, every bundled dev set; the behaviour report, both parts of
+the behavioural suite (``transformer.behaviour``, no data needed). All four carry the sha256 of
+``model.safetensors``. Example
 (``make artifacts`` runs it on the bundled model)::
 
     python -m transformer.artifacts --model assets/model --data-dir ../shared/data
@@ -18,14 +19,17 @@ from pathlib import Path
 
 import torch
 
+from .explain.attribution import DEFAULT_IG_STEPS
 from .explorer import corpus
 from .explorer.artifacts import (
     ATLAS_FILE,
     BEHAVIOUR_FILE,
     ERRORS_FILE,
+    FAITHFULNESS_FILE,
     build_atlas,
     build_behaviour,
     build_errors,
+    build_faithfulness,
     model_hash,
     write_artifact,
 )
@@ -33,7 +37,8 @@ from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Write head_atlas.json, errors.json and behaviour.json next to the model; print what and how long each took."""
+    """Write head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the model; print what and how
+    long each took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("::")[-1].strip())
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
     parser.add_argument(
@@ -49,6 +54,12 @@ def main(argv: list[str] | None = None) -> None:
         help="reference corpus size (default 2000: SST-2 dev, then a fixed sample)",
     )
     parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass (default 64)")
+    parser.add_argument(
+        "--ig-steps",
+        type=int,
+        default=DEFAULT_IG_STEPS,
+        help=f"Integrated Gradients steps for the faithfulness means (default {DEFAULT_IG_STEPS})",
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch threads (default 1)")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
@@ -68,6 +79,12 @@ def main(argv: list[str] | None = None) -> None:
     path = write_artifact(args.model, ERRORS_FILE, errors)
     shown = f"{len(errors['errors'])} errors" + (f" ({errors['left_out']} left out)" if errors["left_out"] else "")
     print(f"{path}: {shown}, {path.stat().st_size / 1000:.0f} KB, {time.perf_counter() - start:.1f} s")
+    faithful = build_faithfulness(loaded.model, loaded.tokenizer, rows, sha, args.ig_steps)
+    path = write_artifact(args.model, FAITHFULNESS_FILE, faithful)
+    best = max(faithful["modes"]["pad"]["comprehensiveness_aopc"].items(), key=lambda item: item[1])
+    print(
+        f"{path}: {faithful['sentences']} sentences, most faithful {best[0]} ({best[1]}), {faithful['seconds']:.1f} s"
+    )
     report = build_behaviour(loaded.model, loaded.tokenizer, sha)
     path = write_artifact(args.model, BEHAVIOUR_FILE, report)
     print(

@@ -31,7 +31,7 @@ TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
 # Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.artifacts``).
-OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json")
+OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json", "faithfulness.json")
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")
 
 

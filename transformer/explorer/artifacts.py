@@ -3,11 +3,12 @@
 ``head_atlas.json`` holds every head's behaviour, role, top tokens and importance over the reference
 corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
 most confident first (at most 1 MB); ``behaviour.json`` the behavioural suite's report (``behaviour.report``:
-failure rates per test and capability, every failing case), which needs no data folder. Each carries the
-sha256 of ``model.safetensors``: a file made for other weights is ignored, so the atlas and the report are
-recomputed when the model changes. Layers and heads count from 1.
+failure rates per test and capability, every failing case), which needs no data folder; ``faithfulness.json``
+each explanation method's mean AOPC by erasure over the reference corpus (``explain.corpus_faithfulness``).
+Each carries the sha256 of ``model.safetensors``: a file made for other weights is ignored, so the atlas and
+the report are recomputed when the model changes. Layers and heads count from 1.
 
-``python -m transformer.artifacts`` writes all three for a model folder (the data folder is needed there only,
+``python -m transformer.artifacts`` writes all four for a model folder (the data folder is needed there only,
 never by the Space). An atlas or report the explorer computes itself goes to its cache folder instead, never the model
 folder (``cache_folder``): ``$ATTENTION_EXPLORER_CACHE/<sha256>/``, else
 ``$XDG_CACHE_HOME/attention-explorer/<sha256>/``, else ``~/.cache/attention-explorer/<sha256>/``.
@@ -32,12 +33,16 @@ from ..behaviour import build_suite, run_suite
 from ..behaviour.report import build_report
 from ..behaviour.suite import Test
 from ..explain import atlas
+from ..explain.attribution import DEFAULT_IG_STEPS
+from ..explain.corpus_faithfulness import corpus_faithfulness
+from ..explain.faithfulness import PERCENTS, RANDOM_SEEDS
 from .corpus import Row
 from .inputs import numbered_heads
 
 ATLAS_FILE = "head_atlas.json"
 ERRORS_FILE = "errors.json"
 BEHAVIOUR_FILE = "behaviour.json"
+FAITHFULNESS_FILE = "faithfulness.json"
 WEIGHTS_FILE = "model.safetensors"
 MAX_ERRORS_BYTES = 1_000_000
 DECIMALS = 4
@@ -185,6 +190,32 @@ def build_behaviour(model, tokenizer, model_sha256: str, tests: list[Test] | Non
     texts = len({text for test in tests for case in test.cases for text in case})
     report = build_report(results)
     return {"model_sha256": model_sha256, "texts": texts, **report, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def build_faithfulness(model, tokenizer, rows: list[Row], model_sha256: str, steps: int = DEFAULT_IG_STEPS) -> dict:
+    """Each explanation method's mean AOPC by erasure over ``rows`` (``explain.corpus_faithfulness``), both removal
+    modes, each sentence explained for its predicted class: JSON-ready, with a tqdm progress bar."""
+    start = time.perf_counter()
+    rows, ids = encode(tokenizer, rows, model.max_len)
+    sentences = [torch.tensor([sentence]) for sentence in ids]
+    bar = functools.partial(tqdm, desc="faithfulness", unit="sentence", leave=False)
+    found = corpus_faithfulness(model, sentences, steps, progress=bar)
+    rounded = {
+        mode: {
+            "comprehensiveness_aopc": {name: round(v, DECIMALS) for name, v in found.comprehensiveness[mode].items()},
+            "sufficiency_aopc": {name: round(v, DECIMALS) for name, v in found.sufficiency[mode].items()},
+        }
+        for mode in found.comprehensiveness
+    }
+    return {
+        "model_sha256": model_sha256,
+        "sentences": found.sentences,
+        "ig_steps": steps,
+        "percents": list(PERCENTS),
+        "seeds": list(RANDOM_SEEDS),
+        "modes": rounded,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
 
 
 def read_artifact(folder: Path | None, name: str, model_sha256: str | None) -> dict | None:

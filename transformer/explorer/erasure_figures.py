@@ -13,12 +13,14 @@ import torch
 
 from ..explain.faithfulness import Faithfulness, Verdict
 from .figures import TEMPLATE, TOUCH, escape
+from .markup import table
 
 REMOVED = {
     "pad": "removed tokens replaced by [PAD] (the Integrated Gradients baseline)",
     "delete": "removed tokens deleted",
 }
 RANDOM_COLOUR = "#7f7f7f"  # the floor: grey and dashed, under the methods' colours
+COLOURS = TEMPLATE.layout.colorway
 
 
 def _curve_trace(name: str, result: Faithfulness, values: torch.Tensor, axis: int, **style) -> dict:
@@ -53,8 +55,9 @@ def faithfulness_figure(result: Faithfulness, label: str) -> go.Figure:
         (result.sufficiency, result.random_sufficiency),
     )
     for axis, (curves, floor) in enumerate(pairs, start=1):
-        traces += [
-            _curve_trace(method, result, curve, axis) for method, curve in zip(result.methods, curves, strict=True)
+        traces += [  # one colour per method in both panels, as the one legend says
+            _curve_trace(method, result, curve, axis, line={"color": COLOURS[k % len(COLOURS)]})
+            for k, (method, curve) in enumerate(zip(result.methods, curves, strict=True))
         ]
         traces.append(
             _curve_trace("random (floor)", result, floor, axis, line={"dash": "dash", "color": RANDOM_COLOUR})
@@ -99,3 +102,40 @@ def faithfulness_html(result: Faithfulness, verdict: Verdict, label: str) -> str
         f"falls. The figure uses {html.escape(REMOVED[result.mode])}; the random floor is the mean of "
         f"{len(result.seeds)} random rankings.</p>"
     )
+
+
+def corpus_table(result: Faithfulness, corpus: dict | None) -> str:
+    """This sentence's AOPC beside the corpus means (``faithfulness.json``'s, for the same removal mode), one row
+    per method and the random floor; without the file, how to make it.
+
+    Args:
+        result: this sentence's curves.
+        corpus: the loaded model's ``faithfulness.json`` data (``artifacts.build_faithfulness``), or None.
+    """
+    if corpus is None or result.mode not in corpus.get("modes", {}):
+        return (
+            "<p>No corpus means for this model: <code>python -m transformer.artifacts --model MODEL_FOLDER "
+            "--data-dir DATA_FOLDER</code> writes them (<code>faithfulness.json</code>).</p>"
+        )
+    means = corpus["modes"][result.mode]
+    sentence = {
+        "comprehensiveness_aopc": [*result.comprehensiveness_aopc.tolist(), result.random_comprehensiveness_aopc],
+        "sufficiency_aopc": [*result.sufficiency_aopc.tolist(), result.random_sufficiency_aopc],
+    }
+    names = [*result.methods, "random"]
+    rows = [
+        [
+            name,
+            *(f"{sentence[curve][k]:.4f}" for curve in sentence),
+            *(f"{means[curve][name]:.4f}" for curve in sentence),
+        ]
+        for k, name in enumerate(names)
+        if all(name in means[curve] for curve in sentence)
+    ]
+    header = ["method", "comprehensiveness, this input", "sufficiency, this input"]
+    header += ["comprehensiveness, corpus mean", "sufficiency, corpus mean"]
+    caption = (
+        f"<p>Beside the means over the reference corpus ({corpus['sentences']:,} sentences, each explained for its "
+        "predicted class, the same removal mode):</p>"
+    )
+    return caption + table(header, rows)

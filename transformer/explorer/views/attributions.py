@@ -16,17 +16,21 @@ import torch
 from ...explain.agreement import METHODS, Agreement, agreement_of
 from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
 from ...explain.faithfulness import MODES, Faithfulness, Verdict, faithfulness_by_mode, most_faithful
-from .. import runner
+from .. import artifacts, runner
 from ..analysis import Analysis, InputError, model_attentions, sentence_ids
-from ..erasure_figures import faithfulness_figure, faithfulness_html
+from ..erasure_figures import corpus_table, faithfulness_figure, faithfulness_html
 from ..figures import escape, heatmap, token_labels
 from ..inputs import PREDICTED, class_index, shown, whole_number
+from ..model_artifacts import ModelArtifact
 from ..readers import choice, number
 from ..registry import Drawing, Page, View
 from ..token_spans import text_pieces
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 BASELINES = ("pad", "zero")
+CORPUS = ModelArtifact(
+    artifacts.FAITHFULNESS_FILE
+)  # read only: ``make artifacts`` writes it, the tab never computes it
 # Red for evidence for the class, blue against: the same as the figures' diverging scale.
 _POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
 
@@ -158,6 +162,15 @@ class FaithfulnessView:
     methods: dict[str, Curves]
     random: Curves
     most_faithful: Verdict
+    corpus: dict | None  # the mode's means over the reference corpus: "sentences" and each curve's AOPC by method
+
+
+def corpus_means(mode: str) -> dict | None:
+    """The loaded model's mean AOPC over the reference corpus in ``mode`` (``faithfulness.json``), or None."""
+    stored = CORPUS.current()
+    if stored is None or mode not in stored.get("modes", {}):
+        return None
+    return {"sentences": stored["sentences"], **stored["modes"][mode]}
 
 
 def faithfulness_view(
@@ -186,7 +199,7 @@ def faithfulness_view(
     )
     return FaithfulnessView(
         view.tokens, view.target, view.target_label, removal, found.percents, found.counts, found.seeds,
-        found.full_probability, methods, floor, most_faithful(found),
+        found.full_probability, methods, floor, most_faithful(found), corpus_means(removal),
     )  # fmt: skip
 
 
@@ -314,7 +327,8 @@ def show_attributions(
         kept = (key, runner.explain(with_mode, result, tab=kept[1], removal=removal))
     tab = kept[1]
     found, label = tab.faithfulness[removal], tab.attributions.target_label
-    faithful = (faithfulness_html(found, most_faithful(found), label), faithfulness_figure(found, label))
+    summary = faithfulness_html(found, most_faithful(found), label) + corpus_table(found, CORPUS.current())
+    faithful = (summary, faithfulness_figure(found, label))
     return (*attribution_panel(tab.attributions), *faithful, kept)
 
 
@@ -355,7 +369,10 @@ def faithfulness(
         {"tokens", "target", "target_label", "mode", "percents": [10, ..., 50], "counts": tokens removed per
         size (⌈p·N/100⌉), "seeds", "full_probability", "methods": {method: {"comprehensiveness": [size],
         "sufficiency": [size], "comprehensiveness_aopc", "sufficiency_aopc"}}, "random": the same for the mean
-        of the seeds' random rankings, "most_faithful": {"method", "aopc", "runner_up", "margin", "above_random"}}.
+        of the seeds' random rankings, "most_faithful": {"method", "aopc", "runner_up", "margin", "above_random"},
+        "corpus": the loaded model's means over its reference corpus in this mode, {"sentences",
+        "comprehensiveness_aopc": {method: mean}, "sufficiency_aopc": {...}} with "random" among the methods,
+        or null when it has no faithfulness.json}.
     """
     return runner.api_view(faithfulness_view, text, target=target, steps=steps, baseline=baseline, removal=mode)
 

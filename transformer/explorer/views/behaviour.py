@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import functools
 import html
-import threading
-from pathlib import Path
 
 import gradio as gr
 
@@ -24,6 +22,7 @@ from .. import artifacts, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
 from ..markup import table
+from ..model_artifacts import ModelArtifact, model_identity
 from ..registry import Drawing, Page, View
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -32,8 +31,6 @@ COLUMNS = ["part", "capability", "test", "case", "expected", "P(positive)", "mis
 COLUMN_WIDTHS = ["95px", "130px", "170px", "70px", "120px", "120px", "80px", "auto"]
 EXPECTED = {"invariance": "same class", "direction": "variant {expect}"}
 RUN = "run"  # the hidden box's value that starts the suite with a progress bar
-_computed: dict[str | None, dict] = {}  # reports computed in this process, by model hash
-_computing = threading.Lock()  # one computation at a time: the others wait, then find its report
 _last_figures: list[tuple[dict, str] | None] = [None]  # the report drawn last and its figures' HTML
 _last_rows: list[tuple[dict, dict] | None] = [None]  # the report drawn last and its cases' table rows
 
@@ -44,47 +41,13 @@ def suite() -> dict[str, object]:
     return {f"{test.part} / {test.capability}: {test.name}": test for test in build_suite()}
 
 
-@functools.lru_cache(maxsize=1)
-def model_identity() -> tuple[Path | None, str | None]:
-    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
-    folder = runner.get_model()[0].folder
-    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
-        return None, None
-    return folder, artifacts.model_hash(folder)
+def build_behaviour(sha: str) -> dict:
+    """The whole suite run on the loaded model (tqdm progress): its report."""
+    loaded, _ = runner.get_model()
+    return artifacts.build_behaviour(loaded.model, loaded.tokenizer, sha)
 
 
-@functools.lru_cache(maxsize=1)
-def _stored(folder: Path | None, sha: str | None) -> dict | None:
-    """The report on disk, read once: behaviour.json next to the model first, else the one in the cache folder."""
-    bundled = artifacts.read_artifact(folder, artifacts.BEHAVIOUR_FILE, sha)
-    return bundled or artifacts.read_artifact(artifacts.cache_folder(sha), artifacts.BEHAVIOUR_FILE, sha)
-
-
-def current_report() -> dict | None:
-    """The model's report: computed in this process, else stored for it (``_stored``), else None."""
-    folder, sha = model_identity()
-    return _computed.get(sha) or _stored(folder, sha)
-
-
-def compute_report() -> dict:
-    """The model's report, the whole suite run on it (tqdm progress) only when there is none yet.
-
-    One computation runs at a time: a request that comes meanwhile waits for it and gets its report. A computed
-    report is kept for the process and written to the cache folder, never next to the model.
-    """
-    report = current_report()
-    if report is not None:
-        return report
-    with _computing:
-        report = current_report()  # computed by the request this one waited for
-        if report is not None:
-            return report
-        _, sha = model_identity()
-        loaded, _ = runner.get_model()
-        report = artifacts.build_behaviour(loaded.model, loaded.tokenizer, sha or "unknown")
-        artifacts.cache_artifact(artifacts.BEHAVIOUR_FILE, report)  # None: not written, kept in memory only
-        _computed[sha] = report
-        return report
+REPORT = ModelArtifact(artifacts.BEHAVIOUR_FILE, build_behaviour)  # behaviour.json, else the cache's, else run once
 
 
 def run_live(name: str) -> dict:
@@ -96,7 +59,7 @@ def run_live(name: str) -> dict:
     if name not in suite():
         raise InputError(f"Choose a test of the suite (e.g. {next(iter(suite()))}); got {shown(name)}.")
     loaded, _ = runner.get_model()
-    _, sha = model_identity()
+    sha = model_identity()[1]
     return artifacts.build_behaviour(loaded.model, loaded.tokenizer, sha or "unknown", [suite()[name]])
 
 
@@ -229,7 +192,7 @@ def behaviour_summary(
 
 def show_behaviour(part, capability, test, search, order, live) -> tuple:
     """(summary, figures, table rows, the hidden box): no report yet sets the box to ``RUN``, which runs the suite."""
-    report = current_report()
+    report = REPORT.current()
     if report is None:
         return behaviour_summary(None), "", None, RUN
     report = with_live(report, live)
@@ -244,7 +207,7 @@ def compute_and_show(needed, part, capability, test, search, order, live, progre
     draw. Any other change (its clearing) draws nothing."""
     if needed != RUN:
         return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-    compute_report()
+    REPORT.compute()
     return show_behaviour(part, capability, test, search, order, live)
 
 
@@ -292,7 +255,7 @@ def behaviour(
         "kind", "expect", "case" (from 0), "texts", "probabilities" (P(positive) of each text), "miss" (how far
         from passing)}, ...]}.
     """
-    report = compute_report()
+    report = REPORT.compute()
     with runner.clear_errors("Cannot filter the cases"):
         limit = whole_number(limit, "Limit", 1, 5000)
         cases = picked_cases(report, part, capability, test, search, sort)

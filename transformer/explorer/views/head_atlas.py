@@ -12,10 +12,7 @@ be written leaves it in memory only). Clicking a head's row opens the Attention 
 
 from __future__ import annotations
 
-import functools
 import html
-import threading
-from pathlib import Path
 
 import gradio as gr
 import plotly.graph_objects as go
@@ -24,6 +21,7 @@ from plotly.subplots import make_subplots
 from ...explain.atlas import BEHAVIOURS
 from .. import artifacts, corpus, runner, scripts
 from ..figures import TEMPLATE, escape
+from ..model_artifacts import ModelArtifact
 from ..registry import Drawing, Page, View
 
 COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
@@ -37,65 +35,24 @@ COLUMNS = [
     "P(true) drop",
     "top tokens (attention per occurrence)",
 ]
-_computed: dict[str | None, dict] = {}  # atlases computed in this process, by model hash
-_computing = threading.Lock()  # one computation at a time: the others wait, then find its atlas
 
 
-# Opens the Attention tab on the head named in the clicked row ("L2 H3"), as a person would: the tab, then the
-# layer and head radios, whose input events redraw the heatmap and rewrite the page address.
-@functools.lru_cache(maxsize=1)
-def model_identity() -> tuple[Path | None, str | None]:
-    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
-    folder = runner.get_model()[0].folder
-    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
-        return None, None
-    return folder, artifacts.model_hash(folder)
-
-
-@functools.lru_cache(maxsize=1)
-def _stored(folder: Path | None, sha: str | None) -> dict | None:
-    """The atlas on disk, read once: head_atlas.json next to the model first, else the one in the cache folder."""
-    bundled = artifacts.read_artifact(folder, artifacts.ATLAS_FILE, sha)
-    return bundled or artifacts.read_artifact(artifacts.cache_folder(sha), artifacts.ATLAS_FILE, sha)
-
-
-def current_atlas() -> dict | None:
-    """The model's atlas: computed in this process, else stored for it (``_stored``), else None."""
-    folder, sha = model_identity()
-    return _computed.get(sha) or _stored(folder, sha)
-
-
-def compute_atlas() -> dict:
-    """The model's atlas, computed over the reference corpus (tqdm progress) only when there is none yet.
-
-    One computation runs at a time: a request that comes meanwhile waits for it and gets its atlas. A computed
-    atlas is kept for the process and written to the cache folder (``artifacts.cache_artifact``), never
-    next to the model.
-
-    Returns:
-        The atlas (``artifacts.build_atlas``'s data).
+def build_atlas(sha: str) -> dict:
+    """The loaded model's atlas over the reference corpus (tqdm progress).
 
     Raises:
-        gr.Error: there is no atlas and no data folder to compute one from.
+        gr.Error: there is no data folder to compute it from.
     """
-    atlas = current_atlas()
-    if atlas is not None:
-        return atlas
-    with _computing:
-        atlas = current_atlas()  # computed by the request this one waited for
-        if atlas is not None:
-            return atlas
-        data_dir = corpus.data_dir()
-        if not corpus.has_dev_sets(data_dir):
-            message = f"No data folder here to compute the atlas from. Make it with: {COMMAND}"
-            raise gr.Error(message, print_exception=False)
-        _, sha = model_identity()
-        loaded, _ = runner.get_model()
-        rows = corpus.reference_corpus(corpus.dev_sets(data_dir))
-        data = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, sha or "unknown")
-        artifacts.cache_artifact(artifacts.ATLAS_FILE, data)  # None: not written, kept in memory only
-        _computed[sha] = data
-        return data
+    data_dir = corpus.data_dir()
+    if not corpus.has_dev_sets(data_dir):
+        raise gr.Error(f"No data folder here to compute the atlas from. Make it with: {COMMAND}", print_exception=False)
+    loaded, _ = runner.get_model()
+    return artifacts.build_atlas(
+        loaded.model, loaded.tokenizer, corpus.reference_corpus(corpus.dev_sets(data_dir)), sha
+    )
+
+
+ATLAS = ModelArtifact(artifacts.ATLAS_FILE, build_atlas)  # head_atlas.json, else the cache's, else computed once
 
 
 def bar_top(atlas: dict) -> float:
@@ -168,7 +125,7 @@ def atlas_summary(atlas: dict | None) -> str:
 
 def show_atlas() -> tuple:
     """(summary, small multiples, table, compute button) from the atlas, if there is one."""
-    atlas = current_atlas()
+    atlas = ATLAS.current()
     can_compute = atlas is None and corpus.has_dev_sets(corpus.data_dir())
     if atlas is None:
         return atlas_summary(None), None, gr.Dataframe(value=None), gr.Button(visible=can_compute)
@@ -177,7 +134,7 @@ def show_atlas() -> tuple:
 
 def compute_and_show(progress=gr.Progress(track_tqdm=True)) -> tuple:  # noqa: B008 (Gradio's progress idiom)
     """The compute button: compute the atlas with a progress bar (only if there is none yet), then draw it."""
-    compute_atlas()
+    ATLAS.compute()
     return show_atlas()
 
 
@@ -198,9 +155,9 @@ def head_atlas() -> dict:
         "prob_drop" (knocking the head out alone), "top_tokens": [{"token", "score", "count"}]}, ...]}; without an
         atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
     """
-    atlas = current_atlas()
+    atlas = ATLAS.current()
     if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
-        atlas = compute_atlas()  # the one computation, shared with any request waiting for it
+        atlas = ATLAS.compute()  # the one computation, shared with any request waiting for it
     return atlas or {"heads": [], "note": f"No head atlas for this model yet. Make it with: {COMMAND}"}
 
 

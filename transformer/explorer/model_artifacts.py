@@ -1,0 +1,72 @@
+"""The loaded model's artifacts (``artifacts``): each read from next to the model first, else from the explorer's
+cache folder, else computed once in this process and written to the cache folder, never next to the model.
+
+A ``ModelArtifact`` is one file of them (the head atlas, the behaviour report, the faithfulness means).
+One computation runs at a time: a request that comes meanwhile waits for it and gets its result.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from . import artifacts, runner
+
+
+@functools.lru_cache(maxsize=1)
+def model_identity() -> tuple[Path | None, str | None]:
+    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
+    folder = runner.get_model()[0].folder
+    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
+        return None, None
+    return folder, artifacts.model_hash(folder)
+
+
+class ModelArtifact:
+    """One artifact file of the loaded model.
+
+    Args:
+        name: its file name (``artifacts.ATLAS_FILE``...).
+        build: ``build(sha256) -> data``, what computes it for the loaded model (None: it is only ever read).
+    """
+
+    def __init__(self, name: str, build: Callable[[str], dict] | None = None):
+        self.name = name
+        self.build = build
+        self._computed: dict[str | None, dict] = {}  # computed in this process, by model hash
+        self._computing = threading.Lock()
+        self._stored = functools.lru_cache(maxsize=1)(self._read)
+
+    def _read(self, folder: Path | None, sha: str | None) -> dict | None:
+        """The file on disk, read once: next to the model first, else in the cache folder."""
+        bundled = artifacts.read_artifact(folder, self.name, sha)
+        return bundled or artifacts.read_artifact(artifacts.cache_folder(sha), self.name, sha)
+
+    def current(self) -> dict | None:
+        """The model's data: computed in this process, else stored for it, else None."""
+        folder, sha = model_identity()
+        return self._computed.get(sha) or self._stored(folder, sha)
+
+    def compute(self) -> dict:
+        """The model's data, built (``build``) only when there is none yet, kept for the process and written to
+        the cache folder (``artifacts.cache_artifact``: when it cannot be written it is kept in memory only)."""
+        data = self.current()
+        if data is not None:
+            return data
+        with self._computing:
+            data = self.current()  # computed by the request this one waited for
+            if data is not None:
+                return data
+            sha = model_identity()[1]
+            data = self.build(sha or "unknown")
+            artifacts.cache_artifact(self.name, data)
+            self._computed[sha] = data
+            return data
+
+    def forget(self) -> None:
+        """Drop what was computed and read, and the model's identity: the next call looks again (tests)."""
+        self._computed.clear()
+        self._stored.cache_clear()
+        model_identity.cache_clear()
