@@ -2,13 +2,15 @@
 
 - ``tiny_tokenizer``: a WordPiece tokenizer trained on ``TINY_CORPUS`` (treebank-style SST lines).
 - ``tiny_model_dir``: an untrained tiny classifier saved with that tokenizer, in a fresh temporary folder.
+- ``tiny_data_dir``: a data folder of the four dev sets the corpus views read, a few rows each.
 - ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as a data root in the layout
   of ../shared/data (plain and gzip TSVs, long reviews, unlabelled text, a lexicon), plus ood/check files.
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
 - ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
-  ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``).
-- ``browser``: Debian's Chromium driven by Playwright, launched once for the session (never a downloaded
+  ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``);
+  ``loaded``, the app's ``LoadedModel``, and ``forward_calls``, how many times its model has run in a test.
+- ``browser``: Debian's Chromium driven by Playwright, launched once per test module (never a downloaded
   browser); ``page``: a page of it in a fresh context (1280 × 900, clipboard allowed for ``url``), one per test.
 """
 
@@ -225,6 +227,21 @@ def model(tokenizer):
 def app(tmp_path_factory):
     """The ``app`` module, importing it on a tiny untrained model if no test has yet."""
     return import_app(write_model_dir(tmp_path_factory.mktemp("app-model")))
+
+
+@pytest.fixture(scope="module")
+def loaded(app):
+    """The app's ``LoadedModel``: its model, tokenizer and folder."""
+    return app.get_model()[0]
+
+
+@pytest.fixture
+def forward_calls(app):
+    """How many times the app's model has run since the test started."""
+    calls = []
+    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    yield calls
+    handle.remove()
 
 
 @contextlib.contextmanager

@@ -32,15 +32,6 @@ def app(model_dir):
     return import_app(model_dir)
 
 
-@pytest.fixture
-def forward_calls(app):
-    """How many times the app's model has run since the test started."""
-    calls = []
-    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
-    yield calls
-    handle.remove()
-
-
 def heatmap_labels(figure) -> list[str]:
     return list(figure.data[0].y)
 

@@ -21,22 +21,8 @@ SENTENCE = "a wonderful film , the acting was dull"
 
 
 @pytest.fixture(scope="module")
-def loaded(app):
-    return app.get_model()[0]
-
-
-@pytest.fixture(scope="module")
 def result(app):
     return runner.run_model(SENTENCE)
-
-
-@pytest.fixture
-def forward_calls(app, loaded):
-    """How many times the app's model has run since the test started."""
-    calls = []
-    handle = loaded.model.register_forward_hook(lambda *_: calls.append(1))
-    yield calls
-    handle.remove()
 
 
 def ids_of(result):

@@ -13,21 +13,8 @@ attributions = views.attributions
 
 
 @pytest.fixture(scope="module")
-def loaded(app):
-    return app.get_model()[0]
-
-
-@pytest.fixture(scope="module")
 def result(app):
     return runner.run_model(SENTENCE)
-
-
-@pytest.fixture
-def forward_calls(app, loaded):
-    calls = []
-    handle = loaded.model.register_forward_hook(lambda *_: calls.append(1))
-    yield calls
-    handle.remove()
 
 
 def expected(loaded, result, target: str, removal: str):

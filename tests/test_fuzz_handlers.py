@@ -37,11 +37,6 @@ WRONG_TYPES = [5, 3.5, True, ["a", "list"], {"text": "a dict"}]
 
 
 @pytest.fixture(scope="module")
-def loaded(app):
-    return app.get_model()[0]
-
-
-@pytest.fixture(scope="module")
 def result(app):
     return runner.run_model(NORMAL_TEXT)
 

@@ -183,9 +183,8 @@ def faithfulness_view(
     removal: str = "pad",
 ) -> FaithfulnessView:
     """The four methods' scores (``attribution_view``), then their erasure curves in one mode (``MODES``)."""
-    removal = check_removal(removal)
-    view = attribution_view(model, tokenizer, result, target, steps, baseline)
-    found = erasure(model, result, view, (removal,))[removal]
+    tab = attribution_tab(model, tokenizer, result, target, steps, baseline, check_removal(removal))
+    view, found = tab.attributions, tab.faithfulness[removal]
     comprehensive, sufficient = found.comprehensiveness_aopc.tolist(), found.sufficiency_aopc.tolist()
     methods = {
         name: Curves(found.comprehensiveness[k], found.sufficiency[k], comprehensive[k], sufficient[k])
