@@ -4,11 +4,15 @@ text once a panel is large."""
 
 import itertools
 
+import plotly.graph_objects as go
 import pytest
 import torch
+from tiny import tiny_model
 
+from transformer.explain.walkthrough import walk_through
 from transformer.explorer.figures import MAX_TICK_LABELS, token_labels
 from transformer.explorer.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
+from transformer.explorer.views.walkthrough import STEPS
 
 TOKENS = token_labels(["<b>bold</b>", "b", "c"])
 
@@ -58,3 +62,14 @@ def test_a_wide_panel_labels_one_column_in_a_power_of_two_and_a_narrow_one_fewer
     assert step & (step - 1) == 0 and labelled == list(range(0, 256, step))  # every step-th, from d0
     assert len(narrow.tickvals) < len(wide.tickvals) and len(wide.tickvals) <= MAX_TICK_LABELS
     assert panel_figure([panel(8)], "t").layout["xaxis"].tickvals is None  # a few columns: every label
+
+
+def test_every_walkthrough_figure_is_a_valid_plotly_figure():
+    """``panel_figure`` skips plotly's validation for speed: here every step's figure goes through it."""
+    walk = walk_through(tiny_model(seed=1), torch.tensor([[4, 8, 15, 16]]))
+    for step in STEPS:
+        figure = step.values(walk, ["a", "b", "<c>", "d"], 1, 1)
+        validated = go.Figure(figure.to_dict())  # raises on any property plotly does not know
+        assert len(validated.data) == len(figure.data) and validated.layout.title.text == figure.layout.title.text
+    with pytest.raises(ValueError):
+        go.Figure({"data": [{"type": "heatmap", "zz": [[1]]}]})  # the check itself can fail

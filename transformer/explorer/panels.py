@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import plotly.graph_objects as go
 import torch
 
@@ -76,8 +77,8 @@ def _trace(panel: Panel, axis: str) -> dict:
     trace = {
         "type": "heatmap",
         "z": values,
-        "x": panel.columns,
-        "y": panel.rows,
+        "x": np.asarray(panel.columns),  # arrays, not lists: plotly copies what it is given, a list item by item
+        "y": np.asarray(panel.rows),
         "xaxis": f"x{axis}",
         "yaxis": f"y{axis}",
         "colorscale": scale,
@@ -112,12 +113,12 @@ def _title(panel: Panel, x: float, y: float) -> dict:
 def _x_axis(panel: Panel, domain: tuple[float, float], anchor: str, stacked: bool) -> dict:
     """A panel's column axis: slanted labels (level for a few class names); past ``MAX_TICK_LABELS`` columns, one
     label in every few, fewer the narrower the panel."""
-    axis = {"domain": domain, "anchor": anchor, "type": "category", "automargin": False}
+    axis = {"domain": list(domain), "anchor": anchor, "type": "category", "automargin": False}
     axis["tickangle"] = 0 if stacked and len(panel.columns) <= SHOW_VALUES_UP_TO else -45
     shown = max(2, int(SHOWN_TICKS * (domain[1] - domain[0])))  # in proportion to the panel's width
     if len(panel.columns) > MAX_TICK_LABELS:
         every = 2 ** math.ceil(math.log2(len(panel.columns) / shown))  # a power of two, as the widths are
-        axis |= {"tickmode": "array", "tickvals": panel.columns[::every]}
+        axis |= {"tickmode": "array", "tickvals": np.asarray(panel.columns[::every])}
     return axis
 
 
@@ -144,7 +145,7 @@ def panel_figure(panels: list[Panel], title: str, stacked: bool = False) -> go.F
         x_domain, y_domain = ((0.0, 1.0), (1.0 - end, 1.0 - start)) if stacked else ((start, end), (0.0, 1.0))
         axes[f"xaxis{axis}"] = _x_axis(panel, x_domain, f"y{axis}", stacked)
         axes[f"yaxis{axis}"] = {
-            "domain": y_domain,
+            "domain": list(y_domain),
             "anchor": f"x{axis}",
             "type": "category",
             "autorange": "reversed",
@@ -163,4 +164,6 @@ def panel_figure(panels: list[Panel], title: str, stacked: bool = False) -> go.F
         **axes,
         **TOUCH,
     }
-    return go.Figure({"data": traces, "layout": layout})
+    # Unvalidated: plotly's checks cost more than the rest of a step's draw; tests/test_panels.py validates
+    # every Walkthrough figure instead (``go.Figure(figure.to_dict())``).
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
