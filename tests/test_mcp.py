@@ -52,7 +52,16 @@ def test_every_public_endpoint_is_a_tool_that_says_how_heads_are_numbered(url):
     endpoints = Client(url, verbose=False, analytics_enabled=False).view_api(print_info=False, return_format="dict")
     assert {tool.name for tool in tools} == {name.lstrip("/") for name in endpoints["named_endpoints"]}
     described = {tool.name: tool.description for tool in tools}
-    assert {"predict", "attention", "knockout", "head_atlas", "errors", "behaviour"} <= described.keys()
+    assert {
+        "predict",
+        "attention",
+        "knockout",
+        "head_atlas",
+        "errors",
+        "behaviour",
+        "faithfulness",
+        "walkthrough",
+    } <= described.keys()
     for name, description in described.items():
         assert "Returns" in description, name
         assert "count from 1" in description, name
