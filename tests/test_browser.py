@@ -259,7 +259,7 @@ LONG = "a wonderful journey , the acting was dull but the film is n't funny and 
 def brightness(page, selector: str) -> float:
     """The mean brightness (0 black .. 255 white) of what ``selector`` shows on screen."""
     image = Image.open(io.BytesIO(page.locator(selector).screenshot())).convert("L")
-    return sum(image.getdata()) / (image.width * image.height)
+    return sum(image.get_flattened_data()) / (image.width * image.height)
 
 
 @pytest.mark.parametrize(

@@ -79,6 +79,10 @@ class TransformerClassifier(
         """
         return self.embedding(input_ids) * math.sqrt(self.d_model)
 
+    def position_table(self) -> torch.Tensor:
+        """The sinusoidal table the model adds to the token embeddings, one row per position: (P, D), P = max_len."""
+        return self.positional_encoding.pe[0, : self.max_len]
+
     def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:
         """The input of the first encoder block: token embeddings plus positional encoding, then dropout.
 

@@ -166,8 +166,9 @@ def attention_matrix(result: Analysis, layer: int, head: int | None = None) -> n
 
 
 def positional_table(model: torch.nn.Module) -> np.ndarray:
-    """The model's own sinusoidal table, (max_len, D), as the model adds it to the token embeddings."""
-    return model.positional_encoding.pe[0].float().cpu().numpy()  # (1, max_len, D) -> (max_len, D)
+    """The model's own position table, (max_len, D), as it adds it to the token embeddings: the tutorial's
+    sinusoids, or a Hub model's learned position embeddings."""
+    return model.position_table().detach().float().cpu().numpy()
 
 
 def sentence_ids(model: torch.nn.Module, result: Analysis) -> torch.Tensor:

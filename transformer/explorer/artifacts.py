@@ -70,7 +70,9 @@ def punctuation_ids(tokenizer) -> torch.Tensor:
 
 def encode(tokenizer, rows: list[Row], max_len: int) -> tuple[list[Row], list[list[int]]]:
     """The rows the model can read and their token ids, each cut to ``max_len`` (texts with no token are left out)."""
-    encodings = tokenizer.encode_batch([row.text for row in rows], add_special_tokens=False)
+    # With the special tokens: a Hub model's tokenizer adds the [CLS] and [SEP] it was trained with (the tutorial's
+    # adds none), as the page's own reading does (``analysis``).
+    encodings = tokenizer.encode_batch([row.text for row in rows])
     kept = [(row, encoding.ids[:max_len]) for row, encoding in zip(rows, encodings, strict=True) if encoding.ids]
     return [row for row, _ in kept], [ids for _, ids in kept]
 
@@ -173,7 +175,7 @@ def suite_probabilities(model, tokenizer, progress: Callable[[Iterable], Iterabl
     positive = list(model.label_names).index("positive") if "positive" in model.label_names else -1
 
     def probabilities(texts: list[str]) -> list[float]:
-        ids = [encoding.ids[: model.max_len] for encoding in tokenizer.encode_batch(texts, add_special_tokens=False)]
+        ids = [encoding.ids[: model.max_len] for encoding in tokenizer.encode_batch(texts)]  # as ``encode`` reads
         if not all(ids):
             raise ValueError(f"text {texts[ids.index([])]!r} encodes to no token")
         return atlas.corpus_probabilities(model, ids, batch_size=256, progress=progress)[:, positive].tolist()

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
+from ..classifier import TransformerClassifier
 from . import readers
-from .analysis import MAX_INPUT_CHARS
+from .analysis import MAX_INPUT_CHARS, InputError
 from .inputs import MEAN_HEAD
 
 
@@ -106,6 +107,24 @@ class View:
     endpoints: dict[str, Callable] = field(default_factory=dict)
     main: Callable[[object, PageValues], object] | None = None
     colour_scale: bool = True
+
+
+def not_for_this_model(view_title: str, model) -> str | None:
+    """None when ``model`` is the tutorial's ``TransformerClassifier``, else the sentence that says the view (whose
+    maths reads that architecture's embedding, encoding and blocks) does not apply to it."""
+    if isinstance(model, TransformerClassifier):
+        return None
+    kind = getattr(model, "model_type", type(model).__name__)
+    return (
+        f"{view_title} follows the tutorial's architecture (its embedding, sinusoidal encoding and encoder blocks), "
+        f"so it does not apply to this {kind} model."
+    )
+
+
+def require_tutorial_model(view_title: str, model) -> None:
+    """``not_for_this_model`` as an ``InputError``: the one-line answer of the view's endpoint for another model."""
+    if message := not_for_this_model(view_title, model):
+        raise InputError(message)
 
 
 def read_text(value: str, reading: Reading) -> str:

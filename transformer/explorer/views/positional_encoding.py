@@ -17,6 +17,7 @@ import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 
+from ...classifier import TransformerClassifier
 from .. import analysis, runner
 from ..analysis import Analysis
 from ..figures import ENCODING_COLORS, TEMPLATE, token_labels
@@ -214,14 +215,24 @@ def draw_main(result: Analysis | None, values: PageValues) -> go.Figure:
     return show_positions(result, values.dims)
 
 
-def layout(page: Page) -> Drawing:
-    model = page.model
-    gr.Markdown(
+def explanation(model) -> str:
+    """What the table is, for the tutorial's sinusoids or a Hub model's learned position embeddings."""
+    size = f"{model.max_len} positions × {model.d_model} dimensions"
+    if not isinstance(model, TransformerClassifier):
+        return (
+            f"The model adds row *p* of this table to the embedding of the token at position *p*. This model "
+            f"learned its table in training ({size}), where the tutorial's is fixed sines and cosines: nothing "
+            "makes its rows smooth or periodic, so the curves show what training found useful."
+        )
+    return (
         f"The model adds row *p* of this table to the embedding of the token at position *p* "
         f"(embeddings are scaled by √{model.d_model} ≈ {model.d_model**0.5:.1f} first). The table is this "
-        f"model's own: {model.max_len} positions × {model.d_model} dimensions."
-        + ("" if model.use_positional_encoding else " **This model was trained without it.**")
+        f"model's own: {size}." + ("" if model.use_positional_encoding else " **This model was trained without it.**")
     )
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(explanation(page.model))
     page.dims.render()
     curves = gr.Plot(label="Encoding against position", elem_id="pe-curves")
     with gr.Row():

@@ -9,6 +9,7 @@ Shape letters: S = stages (L + 1), N = tokens, D = d_model, K = 2 principal comp
 
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass
 
 import gradio as gr
@@ -19,7 +20,9 @@ from plotly.subplots import make_subplots
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..figures import TEMPLATE, token_labels
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, not_for_this_model, require_tutorial_model
+
+TITLE = "Token embeddings"
 
 
 @dataclass(frozen=True)
@@ -60,6 +63,7 @@ def principal_map(states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 @torch.no_grad()
 def embeddings_view(model, tokenizer, result: Analysis) -> EmbeddingsView:
     """The sentence's token vectors entering layer 1 (embeddings + position) and leaving every layer."""
+    require_tutorial_model(TITLE, model)
     x = model.embed(sentence_ids(model, result))  # (1, N, D)
     states = [x[0]]
     for block in model.layers:
@@ -142,6 +146,8 @@ def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
     """(summary, the PCA maps, kept view)."""
     if result is None:
         return "", None, None
+    if message := not_for_this_model(TITLE, runner.get_model()[0].model):
+        return f"<p>{html.escape(message)}</p>", None, kept
     kept = runner.kept_view(kept, embeddings_view, result)
     view = kept[1]
     spread = ", ".join(f"{float(value):.2f}" for value in view.spread)
@@ -163,4 +169,4 @@ def layout(page: Page) -> Drawing:
     return Drawing(show_embeddings, [page.result, kept], [summary, plot, kept])
 
 
-VIEW = View("token-embeddings", "Token embeddings", layout, colour_scale=False)
+VIEW = View("token-embeddings", TITLE, layout, colour_scale=False)

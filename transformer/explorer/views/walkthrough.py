@@ -29,7 +29,19 @@ from ..figures import escape, token_labels
 from ..inputs import layer_head, page_number
 from ..panels import Panel, panel_figure
 from ..readers import number
-from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer
+from ..registry import (
+    Drawing,
+    Page,
+    View,
+    head_choices,
+    layer_choices,
+    not_for_this_model,
+    read_head,
+    read_layer,
+    require_tutorial_model,
+)
+
+TITLE = "Walkthrough"
 
 
 @dataclass(frozen=True)
@@ -318,6 +330,7 @@ class WalkView:
 
 def walkthrough_view(model, tokenizer, result: Analysis) -> WalkView:
     """One pass of the model on the kept analysis's tokens, every step kept (on the CPU)."""
+    require_tutorial_model(TITLE, model)
     return WalkView(result.tokens, walk_through(model, sentence_ids(model, result)))
 
 
@@ -341,6 +354,8 @@ def show_step(result: Analysis | None, step: int, layer: int, head: int, kept: t
     """(text, code, figure, kept) for one step: the pass runs once per sentence (the tab's queued draw)."""
     if result is None:
         return "Analyze a sentence to walk through it.", "", None, kept
+    if message := not_for_this_model(TITLE, runner.get_model()[0].model):
+        return message, "", None, kept
     kept = runner.kept_view(kept, walkthrough_view, result)
     return (*draw_step(kept[1], step, layer, head), kept)
 
@@ -431,7 +446,7 @@ def layout(page: Page) -> Drawing:
 
 VIEW = View(
     "walkthrough",
-    "Walkthrough",
+    TITLE,
     layout,
     params={
         "step": lambda value, r: number(value, 1, len(STEPS)),
