@@ -129,7 +129,7 @@ def test_without_the_extra_it_says_what_to_install(hub_model_dirs, monkeypatch):
 def test_pickle_weights_are_never_loaded(hub_model_dirs, tmp_path, monkeypatch):
     folder = pickle_only(hub_model_dirs["bert"], tmp_path / "pickle")
     monkeypatch.setattr(torch, "load", lambda *a, **k: pytest.fail("torch.load was called"))
-    assert "only pickle weights (pytorch_model.bin), no model.safetensors" in one_line_error(folder)
+    assert "missing model.safetensors: only pickle weights (pytorch_model.bin)" in one_line_error(folder)
 
 
 def test_weights_that_do_not_fit_the_config(hub_model_dirs, tmp_path):

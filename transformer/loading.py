@@ -190,8 +190,8 @@ def _fetch(repo_id: str, revision: str | None, name: str, where: str) -> Path | 
 def _pickle_only(where: str) -> str:
     """The one-line error for a checkpoint whose weights are only a pickle file."""
     return (
-        f"{where}: only pickle weights ({PICKLE_WEIGHTS}), no {WEIGHTS_FILE}; the explorer loads safetensors only "
-        "and never unpickles a checkpoint"
+        f"{where}: missing {WEIGHTS_FILE}: only pickle weights ({PICKLE_WEIGHTS}), which the explorer never "
+        "unpickles; it loads safetensors only"
     )
 
 
