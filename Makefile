@@ -9,10 +9,10 @@ export GRADIO_ANALYTICS_ENABLED := False
 
 .PHONY: install test lint format run bench load soak attack train evaluate artifacts clean
 
-$(STAMP): requirements.txt requirements-dev.txt
+$(STAMP): requirements.txt requirements-dev.txt requirements-hub.txt
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
-	$(BIN)/python -m pip install -q -r requirements.txt -r requirements-dev.txt
+	$(BIN)/python -m pip install -q -r requirements.txt -r requirements-dev.txt -r requirements-hub.txt
 	touch $(STAMP)
 
 install: $(STAMP)

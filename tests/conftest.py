@@ -2,6 +2,8 @@
 
 - ``tiny_tokenizer``: a WordPiece tokenizer trained on ``TINY_CORPUS`` (treebank-style SST lines).
 - ``tiny_model_dir``: an untrained tiny classifier saved with that tokenizer, in a fresh temporary folder.
+- ``hub_model_dirs``: a tiny random BERT, DistilBERT and RoBERTa sequence classifier, each saved with its own
+  in-process tokenizer as a Hub checkpoint folder (``hub_checkpoints``), once per session: {family: folder}.
 - ``tiny_data_dir``: a data folder of the four dev sets the corpus views read, a few rows each.
 - ``toy_data_dir``: a learnable toy task (a sentiment word decides the label) as a data root in the layout
   of ../shared/data (plain and gzip TSVs, long reviews, unlabelled text, a lexicon), plus ood/check files.
@@ -116,6 +118,15 @@ def tiny_model_dir(tmp_path, tiny_tokenizer) -> Path:
     tiny_tokenizer.save(str(folder / "tokenizer.json"))
     (folder / "metrics.json").write_text(json.dumps({"seed": 0, "note": "untrained test model"}), encoding="utf-8")
     return folder
+
+
+@pytest.fixture(scope="session")
+def hub_model_dirs(tmp_path_factory) -> dict[str, Path]:
+    """{family: checkpoint folder} for BERT, DistilBERT and RoBERTa; shared by the session, so copy before changing."""
+    from hub_checkpoints import HUB_FAMILIES, write_hub_checkpoint  # imports transformers, the extra
+
+    root = tmp_path_factory.mktemp("hub-models")
+    return {family: write_hub_checkpoint(root / family, family) for family in HUB_FAMILIES}
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ from torch import nn
 
 from .encoder_block import TransformerEncoderBlock
 from .positional_encoding import PositionalEncoding
+from .tokenizer import MASK_ID, UNK_ID
 
 
 class TransformerClassifier(
@@ -80,8 +81,16 @@ class TransformerClassifier(
         return self.embedding(input_ids) * math.sqrt(self.d_model)
 
     def position_table(self) -> torch.Tensor:
-        """The sinusoidal table the model adds to the token embeddings, one row per position: (P, D), P = max_len."""
-        return self.positional_encoding.pe[0, : self.max_len]
+        """The sinusoidal table the model adds at positions 0 .. max_len − 1: (P, D), P = ``max_len``.
+
+        ``transformer.hub``'s ``HubClassifier`` returns its learned position embeddings here.
+        """
+        return self.positional_encoding.pe[0]  # (1, max_len, D) -> (max_len, D)
+
+    @property
+    def special_token_ids(self) -> tuple[int, ...]:
+        """The ids of the tokenizer's special tokens ([PAD], [UNK], [MASK]), which views leave out of a colour scale."""
+        return (self.pad_token_id, UNK_ID, MASK_ID)
 
     def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:
         """The input of the first encoder block: token embeddings plus positional encoding, then dropout.

@@ -4,8 +4,14 @@ A model folder (what ``transformer.train`` writes) holds config.json, model.safe
 tokenizer.json, plus metrics.json and README.md. A Hub repo id goes through ``huggingface_hub``, so
 the Hub cache (``HF_HOME``/``HF_HUB_CACHE``), offline mode (``HF_HUB_OFFLINE=1``) and revision
 pinning behave as Hugging Face users expect.
+
+A config.json with a ``model_type`` is a ``transformers`` checkpoint: the BERT, DistilBERT and RoBERTa
+sequence classifiers load through ``transformer.hub`` (the optional extra, ``requirements-hub.txt``) as a
+``HubClassifier`` with the same interface; any other ``model_type`` is refused.
 """
 
+import importlib
+import importlib.util
 import json
 import re
 from dataclasses import dataclass, field
@@ -23,6 +29,8 @@ from huggingface_hub.errors import (
 from tokenizers import Tokenizer
 
 from .classifier import TransformerClassifier
+from .hub.adapter import HubClassifier
+from .hub.families import SUPPORTED, Family, family_of
 
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
 CONFIG_FILE = constants.CONFIG_NAME  # "config.json"
@@ -32,6 +40,8 @@ METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
 # Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.artifacts``).
 OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json", "faithfulness.json")
+PICKLE_WEIGHTS = "pytorch_model.bin"  # never loaded: unpickling runs code
+HUB_EXTRA = "pip install -r requirements-hub.txt"
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")
 
 
@@ -44,7 +54,7 @@ class LoadedModel:
     """A classifier ready for inference, with the tokenizer it was trained with.
 
     Attributes:
-        model: in eval mode, on ``device``.
+        model: in eval mode, on ``device``: ours, or a ``transformers`` classifier behind the same interface.
         tokenizer: the ``tokenizer.json`` saved beside the weights (normaliser included).
         source: the folder path or Hub repo id it was loaded from.
         revision: the Hub revision asked for (None for a folder or the default branch).
@@ -53,7 +63,7 @@ class LoadedModel:
         folder: the local folder the files were read from (for a Hub repo, its snapshot in the cache).
     """
 
-    model: TransformerClassifier
+    model: TransformerClassifier | HubClassifier
     tokenizer: Tokenizer
     source: str
     revision: str | None
@@ -78,7 +88,8 @@ def load_model(
 
     Raises:
         ModelLoadError: the folder or a required file is missing, the repo or revision is not on the
-            Hub (or not in the cache while offline), or the files are corrupt or do not match each other.
+            Hub (or not in the cache while offline), the files are corrupt or do not match each other, or a
+            ``transformers`` checkpoint is of another family or needs the extra that is not installed.
     """
     device = torch.device(device) if device is not None else _default_device()
     if isinstance(source, Path) or Path(source).is_dir() or not _REPO_ID.fullmatch(source):
@@ -87,13 +98,11 @@ def load_model(
         folder, where = _check_folder(Path(source)), str(source)
     else:
         folder, where = _download(source, revision), f"{source} (revision {revision or 'main'})"
-    tokenizer = _read_tokenizer(folder / TOKENIZER_FILE, where)
-    model = _read_model(folder, where, device)
-    if tokenizer.get_vocab_size() != model.embedding.num_embeddings:
-        raise ModelLoadError(
-            f"{where}: {TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model's embedding has "
-            f"{model.embedding.num_embeddings} rows; the files come from different models"
-        )
+    config = _read_config(folder, where)
+    if isinstance(config, dict) and config.get("model_type") is not None:
+        model, tokenizer = _read_hub_model(folder, where, device, config["model_type"])
+    else:
+        model, tokenizer = _read_own_model(folder, where, device, config)
     metrics = _read_metrics(folder / METRICS_FILE, where)
     return LoadedModel(model.eval(), tokenizer, str(source), revision, device, metrics, folder)
 
@@ -107,7 +116,12 @@ def _check_folder(folder: Path) -> Path:
     """Return ``folder`` if it holds every required file, else raise a ModelLoadError naming what is missing."""
     if not folder.is_dir():
         raise ModelLoadError(f"{folder}: no such model folder")
+    model_type = _model_type(folder / CONFIG_FILE)
+    if model_type is not None:  # another family is refused before anything else is looked at
+        _family(model_type, str(folder))
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if WEIGHTS_FILE in missing and (folder / PICKLE_WEIGHTS).is_file():
+        raise ModelLoadError(_pickle_only(str(folder)))
     if missing:
         raise ModelLoadError(
             f"{folder}: missing {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})"
@@ -116,38 +130,78 @@ def _check_folder(folder: Path) -> Path:
 
 
 def _download(repo_id: str, revision: str | None) -> Path:
-    """Fetch the model files of a Hub repo through the Hub cache; return the snapshot folder."""
+    """Fetch the model files of a Hub repo through the Hub cache; return the snapshot folder.
+
+    config.json comes first: a ``transformers`` checkpoint needs only the three required files, ours also
+    takes the optional ones that are there.
+    """
     where = f"{repo_id} (revision {revision or 'main'})"
-    paths = {}
-    for name in (*REQUIRED_FILES, *OPTIONAL_FILES):
+    config = _fetch(repo_id, revision, CONFIG_FILE, where)
+    model_type = _model_type(config)
+    if model_type is not None:  # refuse another family before downloading its weights
+        _family(model_type, where)
+    own_format = model_type is None
+    paths = {CONFIG_FILE: config}
+    for name in (*REQUIRED_FILES[1:], *(OPTIONAL_FILES if own_format else ())):
         try:
-            paths[name] = Path(hf_hub_download(repo_id, name, revision=revision))
-        except RepositoryNotFoundError:
-            raise ModelLoadError(
-                f"{repo_id}: no such model repo on the Hub (or it is private and no token is set), "
-                "and no local folder of that name"
-            ) from None
-        except RevisionNotFoundError:
-            raise ModelLoadError(f"{repo_id}: revision {revision!r} does not exist") from None
-        except LocalEntryNotFoundError:
-            if name in OPTIONAL_FILES:
-                continue
-            if constants.HF_HUB_OFFLINE:
-                raise ModelLoadError(
-                    f"{where}: {name} is not in the Hugging Face cache and HF_HUB_OFFLINE is set "
-                    "(and there is no local folder of that name); download it once while online"
-                ) from None
-            raise ModelLoadError(f"{where}: cannot reach the Hub to download {name} and it is not cached") from None
-        except EntryNotFoundError:
-            if name in OPTIONAL_FILES:
-                continue
-            raise ModelLoadError(f"{where}: the repo has no {name}") from None
-        except HFValidationError as error:
-            raise ModelLoadError(f"{repo_id}: not a valid Hub repo id or revision ({error})") from None
-    folders = {path.parent for path in paths.values()}
+            paths[name] = _fetch(repo_id, revision, name, where)
+        except ModelLoadError:
+            if name == WEIGHTS_FILE and (config.parent / PICKLE_WEIGHTS).is_file():
+                raise ModelLoadError(_pickle_only(where)) from None
+            raise
+    folders = {path.parent for path in paths.values() if path is not None}
     if len(folders) != 1:
         raise ModelLoadError(f"{where}: the files resolved to different snapshots: {sorted(map(str, folders))}")
     return folders.pop()
+
+
+def _fetch(repo_id: str, revision: str | None, name: str, where: str) -> Path | None:
+    """One file of a Hub repo, through the cache; None for a missing optional file, else a ModelLoadError."""
+    try:
+        return Path(hf_hub_download(repo_id, name, revision=revision))
+    except RepositoryNotFoundError:
+        raise ModelLoadError(
+            f"{repo_id}: no such model repo on the Hub (or it is private and no token is set), "
+            "and no local folder of that name"
+        ) from None
+    except RevisionNotFoundError:
+        raise ModelLoadError(f"{repo_id}: revision {revision!r} does not exist") from None
+    except LocalEntryNotFoundError:
+        if name in OPTIONAL_FILES:
+            return None
+        if constants.HF_HUB_OFFLINE:
+            raise ModelLoadError(
+                f"{where}: {name} is not in the Hugging Face cache and HF_HUB_OFFLINE is set "
+                "(and there is no local folder of that name); download it once while online"
+            ) from None
+        raise ModelLoadError(f"{where}: cannot reach the Hub to download {name} and it is not cached") from None
+    except EntryNotFoundError:
+        if name in OPTIONAL_FILES:
+            return None
+        if name == WEIGHTS_FILE:
+            raise ModelLoadError(
+                f"{where}: the repo has no {WEIGHTS_FILE}; the explorer loads safetensors only"
+            ) from None
+        raise ModelLoadError(f"{where}: the repo has no {name}") from None
+    except HFValidationError as error:
+        raise ModelLoadError(f"{repo_id}: not a valid Hub repo id or revision ({error})") from None
+
+
+def _pickle_only(where: str) -> str:
+    """The one-line error for a checkpoint whose weights are only a pickle file."""
+    return (
+        f"{where}: missing {WEIGHTS_FILE}: only pickle weights ({PICKLE_WEIGHTS}), which the explorer never "
+        "unpickles; it loads safetensors only"
+    )
+
+
+def _model_type(config_path: Path) -> str | None:
+    """config.json's ``model_type`` (a ``transformers`` checkpoint), or None: ours, or unreadable (reported later)."""
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return config.get("model_type") if isinstance(config, dict) else None
 
 
 def _read_tokenizer(path: Path, where: str) -> Tokenizer:
@@ -158,12 +212,28 @@ def _read_tokenizer(path: Path, where: str) -> Tokenizer:
         raise ModelLoadError(f"{where}: {TOKENIZER_FILE} is not a valid tokenizer file ({error})") from None
 
 
-def _read_model(folder: Path, where: str, device: torch.device) -> TransformerClassifier:
-    """Build the classifier from config.json and load model.safetensors strictly, straight onto ``device``."""
+def _read_config(folder: Path, where: str):
+    """Parse config.json (any JSON value; the readers check its shape)."""
     try:
-        config = json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
+        return json.loads((folder / CONFIG_FILE).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
         raise ModelLoadError(f"{where}: {CONFIG_FILE} is not valid JSON ({error})") from None
+
+
+def _read_own_model(folder: Path, where: str, device: torch.device, config) -> tuple[TransformerClassifier, Tokenizer]:
+    """Our classifier and its tokenizer, checked against each other."""
+    tokenizer = _read_tokenizer(folder / TOKENIZER_FILE, where)
+    model = _read_model(folder, where, device, config)
+    if tokenizer.get_vocab_size() != model.embedding.num_embeddings:
+        raise ModelLoadError(
+            f"{where}: {TOKENIZER_FILE} has {tokenizer.get_vocab_size()} tokens but the model's embedding has "
+            f"{model.embedding.num_embeddings} rows; the files come from different models"
+        )
+    return model, tokenizer
+
+
+def _read_model(folder: Path, where: str, device: torch.device, config) -> TransformerClassifier:
+    """Build the classifier from config.json and load model.safetensors strictly, straight onto ``device``."""
     if not isinstance(config, dict) or "vocab_size" not in config or "num_classes" not in config:
         raise ModelLoadError(f"{where}: {CONFIG_FILE} lacks vocab_size or num_classes; not a classifier config")
     try:
@@ -172,6 +242,33 @@ def _read_model(folder: Path, where: str, device: torch.device) -> TransformerCl
         raise ModelLoadError(f"{where}: {error}") from None
     except TypeError as error:  # config.json has arguments the classifier does not take
         raise ModelLoadError(f"{where}: {CONFIG_FILE} does not fit TransformerClassifier ({error})") from None
+
+
+def _family(model_type, where: str) -> Family:
+    """The family of a ``transformers`` checkpoint's ``model_type``; a ModelLoadError naming those that work if none."""
+    family = family_of(model_type) if isinstance(model_type, str) else None
+    if family is None:
+        raise ModelLoadError(
+            f"{where}: a transformers checkpoint of model_type {model_type!r}; the explorer loads sequence "
+            f"classifiers of these families only: {SUPPORTED}"
+        )
+    return family
+
+
+def _read_hub_model(folder: Path, where: str, device: torch.device, model_type) -> tuple[HubClassifier, Tokenizer]:
+    """A ``transformers`` classifier of a supported family, wrapped, and its tokenizer (``transformer.hub``)."""
+    family = _family(model_type, where)
+    needs = f"{where}: a {model_type} checkpoint needs the transformers extra: {HUB_EXTRA}"
+    if importlib.util.find_spec("transformers") is None:
+        raise ModelLoadError(needs)
+    try:
+        hub_loading = importlib.import_module(".hub.loading", __package__)
+    except ImportError as error:
+        raise ModelLoadError(f"{needs} (importing it failed: {error})") from None
+    try:
+        return hub_loading.read_hub_model(folder, family, device)
+    except hub_loading.HubLoadError as error:
+        raise ModelLoadError(f"{where}: {error}") from None
 
 
 def _read_metrics(path: Path, where: str) -> dict:

@@ -1,0 +1,79 @@
+"""Which ``transformers`` model types the explorer loads, and where each keeps the parts the explorer reaches into.
+
+Paths are dotted attribute names, read with ``operator.attrgetter``: ``base`` from the sequence classifier,
+``layers`` and ``positions`` from the base model, the rest from one layer. This module imports no
+``transformers``, so a missing extra can be reported before anything else is tried.
+"""
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Family:
+    """One architecture family of ``AutoModelForSequenceClassification``.
+
+    Attributes:
+        model_type: config.json's ``model_type``.
+        classifier: the ``transformers`` class that ``AutoModelForSequenceClassification`` builds for it.
+        base: the classifier's encoder attribute (the base model).
+        layers: the base model's ``nn.ModuleList`` of layers.
+        positions: the base model's position-embedding ``nn.Embedding``.
+        output_projection: in a layer, the linear map W_o applied to the heads' concatenated contexts.
+        query, key: in a layer, the linear maps that make the queries and keys (all heads at once).
+        position_offset: rows of the position table before position 0 (RoBERTa numbers positions from
+            ``pad_token_id + 1``); True means ``pad_token_id + 1``, False means 0.
+    """
+
+    model_type: str
+    classifier: str
+    base: str
+    layers: str
+    positions: str
+    output_projection: str
+    query: str
+    key: str
+    position_offset: bool = False
+
+
+FAMILIES = {
+    family.model_type: family
+    for family in (
+        Family(
+            "bert",
+            "BertForSequenceClassification",
+            base="bert",
+            layers="encoder.layer",
+            positions="embeddings.position_embeddings",
+            output_projection="attention.output.dense",
+            query="attention.self.query",
+            key="attention.self.key",
+        ),
+        Family(
+            "distilbert",
+            "DistilBertForSequenceClassification",
+            base="distilbert",
+            layers="transformer.layer",
+            positions="embeddings.position_embeddings",
+            output_projection="attention.out_lin",
+            query="attention.q_lin",
+            key="attention.k_lin",
+        ),
+        Family(
+            "roberta",
+            "RobertaForSequenceClassification",
+            base="roberta",
+            layers="encoder.layer",
+            positions="embeddings.position_embeddings",
+            output_projection="attention.output.dense",
+            query="attention.self.query",
+            key="attention.self.key",
+            position_offset=True,
+        ),
+    )
+}
+SUPPORTED = ", ".join(FAMILIES)  # "bert, distilbert, roberta", for error messages
+
+
+def family_of(model_type: str) -> Family | None:
+    """The family of a config.json ``model_type``, or None when the explorer does not load it."""
+    return FAMILIES.get(model_type)
