@@ -11,7 +11,7 @@ from tiny import tiny_model
 from transformer.explorer import runner
 from transformer.explorer.analysis import InputError
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
-from transformer.explorer.views import inside_head, positional_encoding, token_embeddings, walkthrough
+from transformer.explorer.views import positional_encoding, token_embeddings, walkthrough
 
 OTHER = types.SimpleNamespace(model_type="bert", max_len=512, d_model=32)  # what the views see of a Hub model
 
@@ -21,7 +21,7 @@ def test_only_the_tutorials_architecture_passes():
     said = not_for_this_model("Walkthrough", OTHER)
     assert said.startswith("Walkthrough follows the tutorial's architecture") and "this bert model" in said
     with pytest.raises(InputError, match="does not apply to this bert model"):
-        require_tutorial_model("Inside one head", OTHER)
+        require_tutorial_model("Token embeddings", OTHER)
 
 
 @pytest.fixture
@@ -37,15 +37,11 @@ def test_each_tab_says_it_does_not_apply_and_draws_nothing(result_of_another_mod
     result = result_of_another_model
     text, code, figure, _ = walkthrough.show_step(result, 6, 1, 1, None)
     assert "does not apply to this bert model" in text and figure is None and code == ""
-    figure, summary, _, _ = inside_head.show_inside_head(result, 1, 1, 0, None)
-    assert "does not apply" in summary and figure is None
     summary, figure, _ = token_embeddings.show_embeddings(result, None)
     assert "does not apply" in summary and figure is None
 
 
-@pytest.mark.parametrize(
-    "build", [walkthrough.walkthrough_view, inside_head.head_view, token_embeddings.embeddings_view]
-)
+@pytest.mark.parametrize("build", [walkthrough.walkthrough_view, token_embeddings.embeddings_view])
 def test_each_endpoint_answers_in_one_line_that_it_does_not_apply(build):
     with pytest.raises(InputError, match="does not apply to this bert model"):
         build(OTHER, None, types.SimpleNamespace(tokens=["a"], token_ids=[1], text="a"))

@@ -77,6 +77,22 @@ def layer_input(
     return x
 
 
+def queries_keys(model, input_ids: torch.Tensor, layer: int, **switches) -> tuple[torch.Tensor, torch.Tensor]:
+    """Every head's queries and keys in block ``layer``: a Hub model's own ``query_key``, else the tutorial's
+    block recomputed from its input (``layer_input``, then its LayerNorm in a Pre-LN block).
+
+    Shape:
+        input_ids: (1, N). Returns (queries, keys), each (H, N, d_k).
+    """
+    if hasattr(model, "query_key"):
+        return model.query_key(input_ids, layer, **switches)
+    x = layer_input(model, input_ids, layer, **switches)  # (1, N, D)
+    block = model.layers[layer]
+    h = block.norm1(x) if block.norm_first else x  # Post-LN normalises after the sub-layer
+    attention = block.attention
+    return attention.split_heads(attention.W_q(h))[0], attention.split_heads(attention.W_k(h))[0]  # (H, N, d_k)
+
+
 @torch.no_grad()
 def head_scores(
     model: TransformerClassifier,
@@ -106,20 +122,17 @@ def head_scores(
     """
     if not 0 <= head < model.num_heads:
         raise ValueError(f"head must be in [0, {model.num_heads}), got {head}")
-    x = layer_input(model, input_ids, layer, head_mask=head_mask, positional_encoding=positional_encoding)
-    block = model.layers[layer]
-    attention = block.attention
-    h = block.norm1(x) if block.norm_first else x  # Post-LN normalises after the sub-layer
-    query = attention.split_heads(attention.W_q(h))[0, head]  # (N, d_k)
-    key = attention.split_heads(attention.W_k(h))[0, head]  # (N, d_k)
+    queries, keys = queries_keys(model, input_ids, layer, head_mask=head_mask, positional_encoding=positional_encoding)
+    query, key = queries[head], keys[head]  # (N, d_k)
+    d_k = query.size(-1)
     raw = query @ key.T  # (N, N)
-    scaled = raw / math.sqrt(attention.d_k)
+    scaled = raw / math.sqrt(d_k)
     weights, weights_unscaled = scaled.softmax(dim=-1), raw.softmax(dim=-1)
     entropy, entropy_unscaled = attention_entropy(weights), attention_entropy(weights_unscaled)
     return HeadScores(
         layer=layer,
         head=head,
-        d_k=attention.d_k,
+        d_k=d_k,
         raw=raw,
         scaled=scaled,
         weights=weights,

@@ -51,6 +51,11 @@ class HubClassifier(nn.Module):
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
 
     @property
+    def model_type(self) -> str:
+        """config.json's ``model_type``: "bert", "distilbert" or "roberta"."""
+        return self.family.model_type
+
+    @property
     def base(self) -> nn.Module:
         """The encoder under the classification head (``BertModel``, ``DistilBertModel``, ``RobertaModel``)."""
         return getattr(self.hf_model, self.family.base)

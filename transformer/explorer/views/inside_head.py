@@ -6,7 +6,6 @@ Shape letters: N = tokens.
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import gradio as gr
@@ -26,10 +25,8 @@ from ..registry import (
     View,
     head_choices,
     layer_choices,
-    not_for_this_model,
     read_head,
     read_layer,
-    require_tutorial_model,
 )
 
 # Blue for anything with the 1/√d_k scaling, orange for without.
@@ -49,7 +46,6 @@ class HeadView:
 
 def head_view(model, tokenizer, result: Analysis, layer: int = 1, head: int = 1) -> HeadView:
     """Inside one head (``layer`` and ``head`` from 1): its scores for every query, with and without scaling."""
-    require_tutorial_model(TITLE, model)
     layer_index, head_index = layer_head(layer, head, model.num_layers, model.num_heads)
     scores = head_scores(model, sentence_ids(model, result), layer_index, head_index)
     return HeadView(text=result.text, tokens=result.tokens, scores=page_numbers(runner.on_cpu(scores)))
@@ -123,8 +119,6 @@ def show_inside_head(result: Analysis | None, layer: int, head: int, query, kept
     """(figure, entropy summary, query choices, kept view); a new query only redraws."""
     if result is None:
         return None, "", gr.Dropdown(choices=[], value=None), None
-    if message := not_for_this_model(TITLE, runner.get_model()[0].model):
-        return None, f"<p>{html.escape(message)}</p>", gr.Dropdown(choices=[], value=None), kept
     kept = runner.kept_view(kept, head_view, result, layer=layer, head=head)
     position = pick_position(query, len(result.tokens))
     figure, summary = head_panel(kept[1], position)

@@ -22,6 +22,8 @@ from ..registry import Drawing, Page, View
 
 PERTURBATIONS = ("mask", "remove")
 
+MASK_TOKENS = (MASK_TOKEN, "<mask>")  # the tutorial's and BERT's, then RoBERTa's
+
 
 @dataclass(frozen=True)
 class PerturbationView:
@@ -50,7 +52,8 @@ def perturbation_view(model, tokenizer, result: Analysis, position: int = 0, mod
         raise InputError(f"Choose how to change the token: {' or '.join(PERTURBATIONS)}; got {shown(mode)}.")
     if mode == "remove" and n == 1:
         raise InputError("The sentence has one token: removing it leaves nothing to read. Mask it instead.")
-    mask_id = tokenizer.token_to_id(MASK_TOKEN)
+    mask_token = next((token for token in MASK_TOKENS if tokenizer.token_to_id(token) is not None), None)
+    mask_id = None if mask_token is None else tokenizer.token_to_id(mask_token)
     if mode == "mask" and mask_id is None:
         raise InputError(f"This model's tokenizer has no {MASK_TOKEN} token; remove the token instead.")
     change = perturb_token(model, sentence_ids(model, result), position, mode, mask_id)
@@ -58,7 +61,7 @@ def perturbation_view(model, tokenizer, result: Analysis, position: int = 0, mod
     if mode == "remove":
         del tokens_after[position]
     else:
-        tokens_after[position] = MASK_TOKEN
+        tokens_after[position] = mask_token
     return PerturbationView(
         text=result.text,
         tokens=result.tokens,
