@@ -1,17 +1,23 @@
 """Views that read the tutorial's architecture (its embedding, sinusoidal encoding and blocks) say plainly that they
 do not apply to another kind of model, in the tab and at their endpoint; the Positional encoding tab says whether
-its table is the tutorial's sinusoids or a learned one."""
+its table is the tutorial's sinusoids or a learned one; rollout and attention are read for what the classifier
+pools (the tokens' mean, or a Hub model's first token)."""
 
 import dataclasses
 import types
 
 import pytest
+import torch
 from tiny import tiny_model
 
+from transformer.explain.agreement import agreement_of
+from transformer.explain.rollout import pooled_relevance
+from transformer.explain.run import predict
 from transformer.explorer import runner
 from transformer.explorer.analysis import InputError
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
 from transformer.explorer.views import positional_encoding, token_embeddings, walkthrough
+from transformer.loading import load_model
 
 OTHER = types.SimpleNamespace(model_type="bert", max_len=512, d_model=32)  # what the views see of a Hub model
 
@@ -53,3 +59,18 @@ def test_the_positional_encoding_tab_says_which_table_it_draws():
     )
     learned = positional_encoding.explanation(OTHER)
     assert "learned its table" in learned and "512 positions × 32 dimensions" in learned
+
+
+def test_rollout_and_attention_are_read_for_what_the_classifier_pools(hub_model_dirs):
+    matrix = torch.rand(2, 4, 4)
+    assert torch.allclose(pooled_relevance(matrix), matrix.mean(dim=-2))  # the tutorial's mean of the tokens
+    assert torch.equal(pooled_relevance(matrix, "first"), matrix[:, 0])  # a [CLS] model's first token
+    with pytest.raises(ValueError, match="pooling is one of"):
+        pooled_relevance(matrix, "max")
+    assert tiny_model().pooling == "mean"
+    bert = load_model(hub_model_dirs["bert"], device="cpu").model
+    assert bert.pooling == "first"
+    ids = torch.tensor([[2, 7, 9, 11, 3]])  # [CLS] ... [SEP]
+    attentions = predict(bert, ids).attentions
+    read = agreement_of(attentions, torch.rand(5), torch.rand(5), pooling=bert.pooling).scores[0]
+    assert torch.allclose(read, attentions[-1][0].mean(dim=0)[0])  # the last layer's heads' mean, [CLS]'s row

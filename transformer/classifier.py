@@ -58,6 +58,7 @@ class TransformerClassifier(
         self.num_layers = num_layers
         self.max_len = max_len
         self.use_positional_encoding = use_positional_encoding
+        self.pooling = "mean"  # what the classifier reads: the mean of the tokens (see ``explain.rollout``)
         self.pad_token_id = pad_token_id
         self.label_names = list(label_names) if label_names else [str(i) for i in range(num_classes)]
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_token_id)

@@ -60,7 +60,11 @@ def spearman_matrix(scores: torch.Tensor) -> torch.Tensor:
 
 
 def agreement_of(
-    attentions: Sequence[torch.Tensor], gradient_scores: torch.Tensor, ig_scores: torch.Tensor, absolute: bool = True
+    attentions: Sequence[torch.Tensor],
+    gradient_scores: torch.Tensor,
+    ig_scores: torch.Tensor,
+    absolute: bool = True,
+    pooling: str = "mean",
 ) -> Agreement:
     """Rank-correlate the methods in ``METHODS`` from a sentence's attentions and its two gradient attributions.
 
@@ -74,6 +78,8 @@ def agreement_of(
         ig_scores: Integrated Gradients attributions.
         absolute: rank the gradient methods by magnitude. Attention and rollout say how much a
             token is used, never in which direction, so magnitudes are the like-for-like comparison.
+        pooling: the model's ``pooling`` ("mean", or "first" for a model that reads its first token), which
+            attention and rollout are read for.
 
     Shape:
         attentions: L tensors of (1, H, N, N); gradient_scores, ig_scores: (N,).
@@ -85,7 +91,11 @@ def agreement_of(
     if absolute:
         gradients = [score.abs() for score in gradients]
     scores = torch.stack(
-        [pooled_attention(attentions), pooled_relevance(attention_rollout(attentions)[-1]), *gradients]
+        [
+            pooled_attention(attentions, pooling=pooling),
+            pooled_relevance(attention_rollout(attentions)[-1], pooling),
+            *gradients,
+        ]
     )  # (K, N)
     return Agreement(methods=METHODS, scores=scores, correlation=spearman_matrix(scores))
 
@@ -117,4 +127,5 @@ def method_agreement(
         gradient_x_input(model, input_ids, target),
         integrated_gradients(model, input_ids, target, steps=steps).attributions,
         absolute,
+        model.pooling,
     )

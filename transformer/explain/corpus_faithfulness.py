@@ -46,7 +46,7 @@ def predicted_class_erasure(
     target = int(prediction.logits.argmax())
     gradients = gradient_x_input(model, input_ids, target)
     ig = integrated_gradients(model, input_ids, target, steps=steps).attributions
-    scores = agreement_of(prediction.attentions, gradients, ig, absolute=False).scores  # (K, N)
+    scores = agreement_of(prediction.attentions, gradients, ig, absolute=False, pooling=model.pooling).scores  # (K, N)
     return faithfulness_by_mode(model, input_ids, target, scores, METHODS, modes)
 
 

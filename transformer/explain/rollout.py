@@ -11,6 +11,8 @@ from collections.abc import Sequence
 
 import torch
 
+POOLINGS = ("mean", "first")  # a model's ``pooling``: the mean of its tokens, or its first token
+
 
 def stack_attentions(attentions: Sequence[torch.Tensor]) -> torch.Tensor:
     """Stack one sentence's per-layer attentions into one tensor.
@@ -53,23 +55,27 @@ def attention_rollout(attentions: Sequence[torch.Tensor], residual_weight: float
     return torch.stack(rollout)  # (L, N, N)
 
 
-def pooled_relevance(matrix: torch.Tensor) -> torch.Tensor:
-    """What the mean-pooled vector takes from each token: the mean over queries (rows).
+def pooled_relevance(matrix: torch.Tensor, pooling: str = "mean") -> torch.Tensor:
+    """What the pooled vector takes from each token: the mean over queries (rows) for a mean-pooled model (the
+    tutorial's), the first query's row for a model that reads its first token ([CLS], a Hub classifier's).
 
     Shape:
         matrix: (..., N, N), e.g. a rollout (L, N, N) or one attention map (N, N). Returns (..., N).
     """
-    return matrix.mean(dim=-2)
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling is one of {', '.join(POOLINGS)}, got {pooling!r}")
+    return matrix.mean(dim=-2) if pooling == "mean" else matrix[..., 0, :]
 
 
-def pooled_attention(attentions: Sequence[torch.Tensor], layer: int = -1) -> torch.Tensor:
+def pooled_attention(attentions: Sequence[torch.Tensor], layer: int = -1, pooling: str = "mean") -> torch.Tensor:
     """Raw attention read for the pooled output: one layer's head-averaged attention, mean over queries.
 
     Args:
         attentions: the model's ``attentions`` output for one sentence.
         layer: which layer (the last by default, the one the pooling reads).
+        pooling: as in ``pooled_relevance``.
 
     Shape:
         attentions: L tensors of (1, H, N, N). Returns (N,).
     """
-    return pooled_relevance(stack_attentions(attentions)[layer].mean(dim=0))
+    return pooled_relevance(stack_attentions(attentions)[layer].mean(dim=0), pooling)

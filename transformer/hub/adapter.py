@@ -48,6 +48,7 @@ class HubClassifier(nn.Module):
         self.max_len = config.max_position_embeddings - self.position_offset
         self.label_names = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.use_positional_encoding = True
+        self.pooling = "first"  # the classifier reads the first token, [CLS] or <s> (see ``explain.rollout``)
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
 
     @property

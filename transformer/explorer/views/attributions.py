@@ -80,7 +80,7 @@ def attribution_view(
         target_label=result.label_names[index],
         gradient_x_input=gradient,
         integrated_gradients=ig,
-        agreement=agreement_of(model_attentions(result), gradient, ig.attributions),
+        agreement=agreement_of(model_attentions(result), gradient, ig.attributions, pooling=model.pooling),
     )
 
 

@@ -1,4 +1,5 @@
-"""Rollout tab: attention followed through the layers, read for the mean-pooled output; ``/rollout``.
+"""Rollout tab: attention followed through the layers, read for the pooled output (the tokens' mean, or a Hub
+model's first token); ``/rollout``.
 
 Computed from the kept analysis's weights, no model call. Shape letters: L = layers, N = tokens.
 """
@@ -41,11 +42,13 @@ class RolloutView:
 def rollout_view(result: Analysis) -> RolloutView:
     """Attention rollout from the analysis's weights (no model call)."""
     rollout = attention_rollout(model_attentions(result), RESIDUAL_WEIGHT)  # (L, N, N)
-    return RolloutView(result.text, result.tokens, RESIDUAL_WEIGHT, rollout, pooled_relevance(rollout))
+    pooling = runner.get_model()[0].model.pooling
+    return RolloutView(result.text, result.tokens, RESIDUAL_WEIGHT, rollout, pooled_relevance(rollout, pooling))
 
 
-def rollout_figure(rollout: torch.Tensor, tokens: list[str]) -> go.Figure:
-    """Per layer, how much the mean-pooled output takes from each token according to rollout.
+def rollout_figure(rollout: torch.Tensor, tokens: list[str], pooling: str = "mean") -> go.Figure:
+    """Per layer, how much the pooled output (``pooled_relevance``: the tokens' mean, or the first token) takes
+    from each token according to rollout.
 
     The shares sum to 1 and mixing pulls them towards 1/N, so the colour shows the share minus
     1/N (red: more than an even share); the numbers are the shares.
@@ -53,7 +56,7 @@ def rollout_figure(rollout: torch.Tensor, tokens: list[str]) -> go.Figure:
     Shape:
         rollout: (L, N, N), from ``attention_rollout``.
     """
-    shares = pooled_relevance(rollout)  # (L, N)
+    shares = pooled_relevance(rollout, pooling)  # (L, N)
     return heatmap(
         shares,
         token_labels(tokens),
@@ -82,7 +85,7 @@ def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str
         exclude=excluded_positions(view.tokens, leave_out),
         value_name="share",
     )
-    return rollout_figure(view.rollout, view.tokens), matrix
+    return rollout_figure(view.rollout, view.tokens, runner.get_model()[0].model.pooling), matrix
 
 
 def rollout(text: str) -> dict:
@@ -99,16 +102,24 @@ def rollout(text: str) -> dict:
     return to_jsonable(rollout_view(runner.read_for_api(text)), runner.API_DECIMALS)
 
 
+READINGS = {  # how the pooled output reads the rollout, by the model's ``pooling``
+    "mean": "**Reading it for this model:** the classifier has no [CLS] token; it averages every final position "
+    "(mean pooling). So the pooled output's view of the rollout is the *mean of the rows*, one share per token, "
+    "summing to 1.",
+    "first": "**Reading it for this model:** the classifier reads the first token's final state ([CLS] or <s>). "
+    "So the pooled output's view of the rollout is the *first row*, one share per token, summing to 1.",
+}
+
+
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "**Attention rollout** follows attention through the layers: each layer's heads are averaged, "
         "the residual connection is added as the identity (half the weight), rows are renormalised and "
         "the layers are multiplied. Row *i* of the matrix says how much of position *i* after that layer "
         "comes from each input token.\n\n"
-        "**Reading it for this model:** the classifier has no [CLS] token; it averages every final "
-        "position (mean pooling). So the pooled output's view of the rollout is the *mean of the rows*, "
-        "one share per token, summing to 1. The chart shows those shares after each layer, coloured by "
-        "how far they are above (red) or below (blue) an even share 1/N."
+        + READINGS[page.model.pooling]
+        + " The chart shows those shares after each layer, coloured by how far they are above (red) or below "
+        "(blue) an even share 1/N."
     )
     layer = gr.Radio(layer_choices(page.model), value=page.model.num_layers, label="Rollout after layer")
     shares = gr.Plot(label="What the pooled output takes from each token", elem_id="rollout-shares")
