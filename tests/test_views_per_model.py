@@ -15,6 +15,7 @@ from transformer.explain.rollout import pooled_relevance
 from transformer.explain.run import predict
 from transformer.explorer import runner
 from transformer.explorer.analysis import InputError
+from transformer.explorer.colour import excluded_positions
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
 from transformer.explorer.views import positional_encoding, token_embeddings, walkthrough
 from transformer.loading import load_model
@@ -74,3 +75,9 @@ def test_rollout_and_attention_are_read_for_what_the_classifier_pools(hub_model_
     attentions = predict(bert, ids).attentions
     read = agreement_of(attentions, torch.rand(5), torch.rand(5), pooling=bert.pooling).scores[0]
     assert torch.allclose(read, attentions[-1][0].mean(dim=0)[0])  # the last layer's heads' mean, [CLS]'s row
+
+
+def test_a_hub_tokenizers_special_tokens_can_be_left_out_of_the_colour_scale():
+    assert excluded_positions(["[CLS]", "good", "[SEP]"], ["special"]) == [0, 2]
+    assert excluded_positions(["<s>", "good", "</s>", "[PAD]"], ["special"]) == [0, 2, 3]
+    assert excluded_positions(["<s>", "good"], []) == []

@@ -12,7 +12,9 @@ from ..tokenizer import SPECIAL_TOKENS
 
 SCALES = ("global", "row")
 # What the colour scale can leave out: (what the page says, the value in the address and the API)
-LEAVE_OUT = [("special tokens ([PAD], [UNK], [MASK])", "special"), ("punctuation", "punctuation")]
+LEAVE_OUT = [("special tokens ([PAD], [UNK], [MASK], [CLS], [SEP])", "special"), ("punctuation", "punctuation")]
+# The tutorial's special tokens, then those a Hub model's tokenizer adds: BERT's and DistilBERT's, RoBERTa's.
+SPECIAL = {*SPECIAL_TOKENS, "[CLS]", "[SEP]", "<s>", "</s>", "<pad>", "<unk>", "<mask>"}
 
 
 def colour_scale(scale: str | None) -> str:
@@ -26,7 +28,7 @@ def excluded_positions(tokens: Sequence[str], leave_out: Sequence[str] | None) -
     return [
         position
         for position, token in enumerate(tokens)
-        if ("special" in chosen and token in SPECIAL_TOKENS)
+        if ("special" in chosen and token in SPECIAL)
         or ("punctuation" in chosen and all(unicodedata.category(char).startswith("P") for char in token))
     ]
 
