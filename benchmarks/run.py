@@ -1,6 +1,6 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, model_forward
+from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, hub_model, model_forward
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
@@ -9,6 +9,7 @@ SECTIONS = [
     ("Browser, app against the floor app: Analyze, head change, cold deep link", browser.run),
     ("Head atlas: compute on the reference corpus, load once written", head_atlas.run),
     ("Behaviour tab against the Errors tab: cold deep link, handler; the suite's run", behaviour_tab.run),
+    ("A Hub BERT of the bundled model's size against the bundled model: the main handler's work", hub_model.run),
 ]
 
 
