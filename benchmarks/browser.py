@@ -19,6 +19,8 @@ import statistics
 import time
 from urllib.parse import quote
 
+from transformer.explorer.views.walkthrough import STEPS
+
 from .chromium import launch_chromium
 from .load import ROOT, free_port, start_server
 from .timing import p95_ms
@@ -33,7 +35,7 @@ OFF_QUEUE = "head, no queue"  # the app's head redraw against the floor's #head-
 STEP_SHOWN = "(s) => document.querySelector('#walk-text')?.textContent.trim().startsWith(s)"  # "2. ..."
 STEP_DRAWN = """([step, title]) => document.querySelector('#walk-text')?.textContent.trim().startsWith(step)
     && document.querySelector('#walk-plot .gtitle')?.textContent !== title"""  # its text, and its own figure
-WALK_STEPS = 12
+WALK_STEPS = len(STEPS)
 WALK_TARGET = 1.1  # a Walkthrough step change against the app's own head change, same run
 SHOWS_FIRST_WORD = """(label) => [...document.querySelectorAll('#attention-heatmap .xtick text')]
     .some((t) => t.textContent === label)"""

@@ -30,7 +30,7 @@ from gradio_client import Client
 from tiny import tiny_model, write_dev_sets
 
 from benchmarks.chromium import CHROMIUM, launch_chromium
-from transformer.explorer import clients, guard, link_store, sessions
+from transformer.explorer import artifacts, clients, guard, link_store, sessions
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -238,6 +238,23 @@ def model(tokenizer):
 def app(tmp_path_factory):
     """The ``app`` module, importing it on a tiny untrained model if no test has yet."""
     return import_app(write_model_dir(tmp_path_factory.mktemp("app-model")))
+
+
+@contextlib.contextmanager
+def without_artifact(kept, folder: Path, cache: Path, patch) -> Iterator[Path]:
+    """``folder`` (the app's model folder) without ``kept``'s file (an ``explorer.model_artifacts.ModelArtifact``),
+    nothing of it computed or read yet, and ``cache`` as the explorer's cache folder; the same again after."""
+
+    def forget():
+        kept.forget()
+        (folder / kept.name).unlink(missing_ok=True)
+
+    forget()
+    patch.setenv(artifacts.CACHE_VARIABLE, str(cache))
+    try:
+        yield folder
+    finally:
+        forget()  # later tests never see this test's file
 
 
 @pytest.fixture(scope="module")

@@ -5,10 +5,9 @@ holding it, and the tab draws in the light, dark and phone layouts."""
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from conftest import serving_app
+from conftest import serving_app, without_artifact
 from test_corpus_views_browser import TABLE_FIT
 
-from transformer.explorer import artifacts
 from transformer.explorer.views import behaviour
 
 pytestmark = [
@@ -25,13 +24,13 @@ TABLE_ROWS = """(column) => [...document.querySelectorAll('#behaviour-table .vir
 def url(app, tmp_path_factory):
     """The app on its tiny model with no behaviour.json and an empty cache folder of its own: the first open runs
     the suite."""
-    folder = app.get_model()[0].folder
-    (folder / artifacts.BEHAVIOUR_FILE).unlink(missing_ok=True)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path_factory.mktemp("behaviour-cache")))
-        behaviour.REPORT.forget()
-        with serving_app(app) as served:
-            yield served
+    cache = tmp_path_factory.mktemp("behaviour-cache")
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        without_artifact(behaviour.REPORT, app.get_model()[0].folder, cache, patch),
+        serving_app(app) as served,
+    ):
+        yield served
 
 
 def query(page) -> dict:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
+from conftest import without_artifact
 
 from transformer.artifacts import main as write_artifacts
 from transformer.behaviour import build_suite, run_suite
@@ -143,16 +144,8 @@ def test_the_tab_comes_after_errors_and_its_endpoint_is_named_as_its_function():
 @pytest.fixture
 def fresh_report(app, tmp_path, monkeypatch):
     """The app's model folder with no report kept, stored or read yet, and a cache folder of this test's own."""
-
-    def forget():
-        view.REPORT.forget()
-        (folder / artifacts.BEHAVIOUR_FILE).unlink(missing_ok=True)
-
-    folder = app.get_model()[0].folder
-    forget()
-    monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "cache"))
-    yield folder
-    forget()
+    with without_artifact(view.REPORT, app.get_model()[0].folder, tmp_path / "cache", monkeypatch) as folder:
+        yield folder
 
 
 def counting_builds(monkeypatch) -> list:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from conftest import without_artifact
 from tiny import tiny_model
 
 from transformer.artifacts import main as write_artifacts
@@ -194,16 +195,8 @@ def test_the_error_filters():
 @pytest.fixture
 def fresh_atlas(app, tmp_path, monkeypatch):
     """The app's model folder with no atlas kept, stored or read yet, and a cache folder of this test's own."""
-
-    def forget():
-        atlas_view.ATLAS.forget()
-        (folder / artifacts.ATLAS_FILE).unlink(missing_ok=True)
-
-    folder = app.get_model()[0].folder
-    forget()
-    monkeypatch.setenv(artifacts.CACHE_VARIABLE, str(tmp_path / "cache"))
-    yield folder
-    forget()  # later tests never see this test's atlas
+    with without_artifact(atlas_view.ATLAS, app.get_model()[0].folder, tmp_path / "cache", monkeypatch) as folder:
+        yield folder
 
 
 def a_new_process():

@@ -16,6 +16,7 @@ from transformer.explain import (
     head_importance,
     head_scores,
     method_agreement,
+    pooled_relevance,
     predict,
     word_order_experiment,
 )
@@ -56,7 +57,7 @@ def figures():
     comparison = page_numbers(compare_sentences(model, SENTENCE[:, 1:], SENTENCE, TOKENS[1:], TOKENS, layer=1, head=0))
     return {
         "attention": attention_heatmap(TOKENS, attentions[0][0, 0], f"head for {MARKUP}", scale="row", exclude=[0]),
-        "rollout": rollout_figure(attention_rollout(attentions), TOKENS),
+        "rollout": rollout_figure(pooled_relevance(attention_rollout(attentions)), TOKENS),
         "attribution": attribution_figure(agreement.scores, agreement.methods, TOKENS),
         "agreement": agreement_figure(agreement),
         "head": head_figure(page_numbers(head_scores(model, SENTENCE, 1, 1)), TOKENS, query=1),

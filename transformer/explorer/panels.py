@@ -67,11 +67,15 @@ def _domains(sizes: list[int], gap: float) -> list[tuple[float, float]]:
     return spans
 
 
-def _trace(panel: Panel, axis: str) -> dict:
+def _largest(panel: Panel) -> float:
+    """The largest magnitude in a panel: its colour range's top, given in its title (0 for an empty panel)."""
+    return float(panel.values.abs().max()) if panel.values.numel() else 0.0
+
+
+def _trace(panel: Panel, axis: str, largest: float) -> dict:
     """One panel's heatmap on axes ``x{axis}``/``y{axis}``, coloured from its own range."""
     values = panel.values.float().numpy()
-    limit = float(abs(values).max()) if values.size else 0.0
-    limit = limit or 1.0
+    limit = largest or 1.0
     zmin = -limit if panel.signed else 0.0
     scale = _STOPS[panel.signed]
     trace = {
@@ -93,10 +97,9 @@ def _trace(panel: Panel, axis: str) -> dict:
     return trace
 
 
-def _title(panel: Panel, x: float, y: float) -> dict:
+def _title(panel: Panel, x: float, y: float, largest: float) -> dict:
     """A panel's title above it, with its colour range: ``±2.31`` (signed) or ``0 to 0.84``."""
-    limit = float(panel.values.abs().max()) if panel.values.numel() else 0.0
-    scale = f"±{limit:.3g}" if panel.signed else f"0 to {limit:.3g}"
+    scale = f"±{largest:.3g}" if panel.signed else f"0 to {largest:.3g}"
     text = f"{escape(panel.title)}<br><span style='font-size:0.85em'>{scale}</span>"  # two short lines fit a phone
     return {
         "text": text,
@@ -141,7 +144,8 @@ def panel_figure(panels: list[Panel], title: str, stacked: bool = False) -> go.F
     traces, annotations, axes = [], [], {}
     for i, (panel, (start, end)) in enumerate(zip(panels, spans, strict=True)):
         axis = "" if i == 0 else str(i + 1)
-        traces.append(_trace(panel, axis))
+        largest = _largest(panel)
+        traces.append(_trace(panel, axis, largest))
         x_domain, y_domain = ((0.0, 1.0), (1.0 - end, 1.0 - start)) if stacked else ((start, end), (0.0, 1.0))
         axes[f"xaxis{axis}"] = _x_axis(panel, x_domain, f"y{axis}", stacked)
         axes[f"yaxis{axis}"] = {
@@ -153,7 +157,7 @@ def panel_figure(panels: list[Panel], title: str, stacked: bool = False) -> go.F
         }
         if not stacked and i:  # side by side, the token labels are read from the first panel
             axes[f"yaxis{axis}"] |= {"showticklabels": False, "matches": "y"}
-        annotations.append(_title(panel, (x_domain[0] + x_domain[1]) / 2, y_domain[1]))
+        annotations.append(_title(panel, (x_domain[0] + x_domain[1]) / 2, y_domain[1], largest))
     rows_label_px = label_width_px([row for p in (panels if stacked else panels[:1]) for row in p.rows])
     layout = {
         "template": TEMPLATE,

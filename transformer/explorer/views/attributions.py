@@ -173,17 +173,10 @@ def corpus_means(mode: str) -> dict | None:
     return {"sentences": stored["sentences"], **stored["modes"][mode]}
 
 
-def faithfulness_view(
-    model,
-    tokenizer,
-    result: Analysis,
-    target: str | None = PREDICTED,
-    steps: int = DEFAULT_IG_STEPS,
-    baseline: str = "pad",
-    removal: str = "pad",
-) -> FaithfulnessView:
-    """The four methods' scores (``attribution_view``), then their erasure curves in one mode (``MODES``)."""
-    tab = attribution_tab(model, tokenizer, result, target, steps, baseline, check_removal(removal))
+def faithfulness_view(model, tokenizer, result: Analysis, removal: str = "pad", **controls) -> FaithfulnessView:
+    """The four methods' scores, then their erasure curves in one mode (``MODES``): ``attribution_tab`` with its
+    ``target``, ``steps`` and ``baseline`` (``controls``), as the API sees it."""
+    tab = attribution_tab(model, tokenizer, result, **controls, removal=check_removal(removal))
     view, found = tab.attributions, tab.faithfulness[removal]
     comprehensive, sufficient = found.comprehensiveness_aopc.tolist(), found.sufficiency_aopc.tolist()
     methods = {

@@ -46,21 +46,20 @@ def rollout_view(result: Analysis) -> RolloutView:
     return RolloutView(result.text, result.tokens, RESIDUAL_WEIGHT, rollout, pooled_relevance(rollout, pooling))
 
 
-def rollout_figure(rollout: torch.Tensor, tokens: list[str], pooling: str = "mean") -> go.Figure:
-    """Per layer, how much the pooled output (``pooled_relevance``: the tokens' mean, or the first token) takes
-    from each token according to rollout.
+def rollout_figure(shares: torch.Tensor, tokens: list[str]) -> go.Figure:
+    """Per layer, how much the pooled output takes from each token according to rollout (``pooled_relevance``:
+    the tokens' mean of the rollout's rows, or its first token's row).
 
     The shares sum to 1 and mixing pulls them towards 1/N, so the colour shows the share minus
     1/N (red: more than an even share); the numbers are the shares.
 
     Shape:
-        rollout: (L, N, N), from ``attention_rollout``.
+        shares: (L, N), ``RolloutView.pooled``.
     """
-    shares = pooled_relevance(rollout, pooling)  # (L, N)
     return heatmap(
         shares,
         token_labels(tokens),
-        [f"after layer {page_number(i)}" for i in range(rollout.size(0))],
+        [f"after layer {page_number(i)}" for i in range(shares.size(0))],
         title="Attention rollout read by the pooled output",
         axis_titles=("token", "layer"),
         signed=True,
@@ -85,7 +84,7 @@ def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str
         exclude=excluded_positions(view.tokens, leave_out),
         value_name="share",
     )
-    return rollout_figure(view.rollout, view.tokens, runner.get_model()[0].model.pooling), matrix
+    return rollout_figure(view.pooled, view.tokens), matrix
 
 
 def rollout(text: str) -> dict:
