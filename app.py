@@ -3,7 +3,8 @@ encoding, and explanations that go beyond raw attention.
 
 ``python app.py [--host H] [--port P] [--share]`` serves it (Gradio's GRADIO_SERVER_NAME, GRADIO_SERVER_PORT
 and GRADIO_SHARE work too); ``gradio app.py`` serves it with reload. The model comes from MODEL_ID (a Hub
-repo id or a folder) at MODEL_REVISION, by default the bundled assets/model.
+repo id or a folder) at MODEL_REVISION, by default the bundled assets/model; MODEL_ID_B (at MODEL_REVISION_B)
+adds a second model, which the Compare tab reads the same sentence with.
 
 This file only lays out the page: each tab is one module of ``transformer/explorer/views`` (in ``VIEWS``);
 ``explorer/events.py`` says when each part draws; ``explorer/page.py`` reads the sentence; ``explorer/runner.py``
@@ -25,7 +26,7 @@ from transformer.explorer.colour import LEAVE_OUT
 from transformer.explorer.events import PageParts
 from transformer.explorer.page import FIRST_VIEW
 from transformer.explorer.registry import Page, head_choices, layer_choices
-from transformer.explorer.runner import get_model
+from transformer.explorer.runner import get_model, get_second_model
 from transformer.explorer.server import DELETE_CACHE, configure_events, launch_settings
 from transformer.explorer.sessions import release_on_unload
 from transformer.explorer.views import VIEWS, positional_encoding
@@ -57,7 +58,7 @@ def build_demo() -> gr.Blocks:
             "its prediction, the tokens it sees, where every attention head looks, how it encodes position, "
             "and what explains its prediction beyond raw attention."
         )
-        gr.Markdown(status.model_status(loaded, note), elem_id="model-status")
+        gr.Markdown(status.page_status((loaded, note), get_second_model()), elem_id="model-status")
         parts = lay_out_page(loaded.model)
         events.analyze(parts)
         events.view_events(parts)

@@ -22,9 +22,10 @@ from transformer.explain import (
 )
 from transformer.explorer import figures as figures_module
 from transformer.explorer import token_spans
+from transformer.explorer.attribution_figures import attribution_figure, attribution_html
 from transformer.explorer.figures import attention_heatmap, shown_values, token_labels
 from transformer.explorer.inputs import page_numbers
-from transformer.explorer.views.attributions import agreement_figure, attribution_figure, attribution_html
+from transformer.explorer.views.attributions import agreement_figure
 from transformer.explorer.views.compare import difference_figure
 from transformer.explorer.views.inside_head import head_figure
 from transformer.explorer.views.knockout import head_importance_figure

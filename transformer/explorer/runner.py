@@ -1,8 +1,9 @@
-"""The explorer's model, loaded once, and every call to it: the only place that loads or runs the model.
+"""The explorer's models, each loaded once, and every call to them: the only place that loads or runs a model.
 
-``get_model`` is the cached loader (MODEL_ID at MODEL_REVISION, else the bundled model); ``run_model``
-and ``run_view`` are the GPU-wrapped calls. The rest turn an ``InputError`` into a clear ``gr.Error``
-for the person or API caller who sent the text or the controls.
+``get_model`` is the cached loader (MODEL_ID at MODEL_REVISION, else the bundled model), ``get_second_model``
+the optional one Compare sets beside it (MODEL_ID_B at MODEL_REVISION_B); ``run_model`` and ``run_view`` are
+the GPU-wrapped calls. The rest turn an ``InputError`` into a clear ``gr.Error`` for the person or API caller
+who sent the text or the controls.
 """
 
 from __future__ import annotations
@@ -36,9 +37,6 @@ API_DECIMALS = 6  # the explanation endpoints round their numbers to this many d
 def get_model() -> tuple[LoadedModel, str | None]:
     """The model to explore, loaded once: MODEL_ID at MODEL_REVISION, else the bundled model.
 
-    It is read on the CPU and then moved to CUDA when there is a GPU: on ZeroGPU hardware the main
-    process may not touch CUDA itself, and ``.to("cuda")`` is the move that ``spaces`` defers.
-
     Returns:
         (the loaded model, a note saying why the app fell back to the bundled model, or None).
     """
@@ -56,9 +54,52 @@ def get_model() -> tuple[LoadedModel, str | None]:
             loaded = load_model(DEFAULT_MODEL_DIR, device="cpu")
         except ModelLoadError as fallback_error:
             raise ModelLoadError(f"{error}; the bundled model did not load either: {fallback_error}") from None
+    return on_device(loaded), note
+
+
+@functools.lru_cache(maxsize=1)
+def get_second_model() -> tuple[LoadedModel | None, str | None]:
+    """The model Compare reads the same sentence with, loaded once: MODEL_ID_B at MODEL_REVISION_B.
+
+    Returns:
+        (the model, None); (None, None) when MODEL_ID_B is unset; (None, why) when it does not load, and
+        Compare then compares two sentences through the explorer's model, as without it.
+    """
+    source = os.environ.get("MODEL_ID_B")
+    if not source:
+        return None, None
+    try:
+        loaded = load_model(source, revision=os.environ.get("MODEL_REVISION_B") or None, device="cpu")
+    except ModelLoadError as error:
+        note = f"Could not load MODEL_ID_B {source} ({error}); Compare reads two sentences with one model."
+        logger.warning(note)
+        return None, note
+    return on_device(loaded), None
+
+
+def on_device(loaded: LoadedModel) -> LoadedModel:
+    """``loaded``, read on the CPU, moved to CUDA when there is a GPU.
+
+    On ZeroGPU hardware the main process may not touch CUDA itself, and ``.to("cuda")`` is the move that
+    ``spaces`` defers.
+    """
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     loaded.model.to(device)
-    return dataclasses.replace(loaded, device=device), note
+    return dataclasses.replace(loaded, device=device)
+
+
+def loaded_model(second: bool = False) -> LoadedModel:
+    """The explorer's model, or with ``second`` the one beside it (``get_second_model``).
+
+    Raises:
+        InputError: ``second`` and there is no second model.
+    """
+    if not second:
+        return get_model()[0]
+    loaded, note = get_second_model()
+    if loaded is None:
+        raise InputError(note or "There is no second model: start the explorer with MODEL_ID_B set to compare two.")
+    return loaded
 
 
 def _on_gpu(fn):
@@ -67,16 +108,18 @@ def _on_gpu(fn):
 
 
 @_on_gpu
-def run_model(text: str | None) -> Analysis:
-    """Analyze ``text`` with the explorer's model: one forward pass, every layer's attention kept."""
-    loaded, _ = get_model()
+def run_model(text: str | None, *, second: bool = False) -> Analysis:
+    """Analyze ``text`` with the explorer's model (``second``: the one beside it): one forward pass, every layer's
+    attention kept."""
+    loaded = loaded_model(second)
     return analysis.analyze(loaded.model, loaded.tokenizer, text)
 
 
 @_on_gpu
-def run_view(build, result: Analysis, **controls):
-    """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module."""
-    loaded, _ = get_model()
+def run_view(build, result: Analysis, *, second: bool = False, **controls):
+    """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module, with the
+    explorer's model (``second``: the one beside it, which ``result`` must come from)."""
+    loaded = loaded_model(second)
     return build(loaded.model, loaded.tokenizer, result, **controls)
 
 
@@ -94,25 +137,26 @@ def clear_errors(title: str = "Cannot draw this view"):
         raise user_error(error, title) from None
 
 
-def read_for_api(text: str) -> Analysis:
+def read_for_api(text: str, *, second: bool = False) -> Analysis:
     """``run_model`` for API callers: any unusable text, blank included, is a clear ``gr.Error``."""
     with clear_errors("Cannot read this text"):
-        return run_model(text)
+        return run_model(text, second=second)
 
 
-def explain(build, result: Analysis, **controls):
+def explain(build, result: Analysis, *, second: bool = False, **controls):
     """``run_view`` for a person or an API caller: controls it cannot use are a clear ``gr.Error``."""
     with clear_errors():
-        return run_view(build, result, **controls)
+        return run_view(build, result, second=second, **controls)
 
 
-def kept_view(kept: tuple | None, build, result: Analysis, **controls) -> tuple:
+def kept_view(kept: tuple | None, build, result: Analysis, *, second: bool = False, **controls) -> tuple:
     """A tab's (key, view): ``kept`` when it holds ``build``'s view of this analysis with these controls, else new.
 
-    Redrawing a tab (another colour scale or query token, coming back to it) then calls no model.
+    Redrawing a tab (another colour scale or query token, coming back to it) then calls no model. ``second``
+    builds it with the second model; a tab keeps each model's view in a state of its own.
     """
     key = kept_key(build, result, **controls)
-    return kept if is_kept(kept, key) else (key, explain(build, result, **controls))
+    return kept if is_kept(kept, key) else (key, explain(build, result, second=second, **controls))
 
 
 def kept_key(build, result: Analysis, **controls) -> tuple:

@@ -18,8 +18,9 @@ from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradie
 from ...explain.faithfulness import MODES, Faithfulness, Verdict, faithfulness_by_mode, most_faithful
 from .. import artifacts, runner
 from ..analysis import Analysis, InputError, model_attentions, sentence_ids
+from ..attribution_figures import attribution_figure, attribution_html
 from ..erasure_figures import corpus_table, faithfulness_figure, faithfulness_html
-from ..figures import escape, heatmap, token_labels
+from ..figures import escape, heatmap
 from ..inputs import PREDICTED, class_index, shown, whole_number
 from ..model_artifacts import ModelArtifact
 from ..readers import choice, number
@@ -31,8 +32,6 @@ BASELINES = ("pad", "zero")
 CORPUS = ModelArtifact(
     artifacts.FAITHFULNESS_FILE
 )  # read only: ``make artifacts`` writes it, the tab never computes it
-# Red for evidence for the class, blue against: the same as the figures' diverging scale.
-_POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
 
 
 @dataclass(frozen=True)
@@ -193,65 +192,6 @@ def faithfulness_view(model, tokenizer, result: Analysis, removal: str = "pad", 
         view.tokens, view.target, view.target_label, removal, found.percents, found.counts, found.seeds,
         found.full_probability, methods, floor, most_faithful(found), corpus_means(removal),
     )  # fmt: skip
-
-
-def attribution_figure(scores: torch.Tensor, methods: list[str] | tuple[str, ...], tokens: list[str]) -> go.Figure:
-    """Token scores of several methods, one row each, each row coloured on its own scale.
-
-    Args:
-        scores: e.g. signed gradient × input and Integrated Gradients, or ``Agreement.scores``.
-        methods: the row names.
-        tokens: token strings.
-
-    Shape:
-        scores: (K, N); methods: K names.
-    """
-    limit = scores.abs().amax(dim=1, keepdim=True)  # (K, 1)
-    return heatmap(
-        scores,
-        token_labels(tokens),
-        [escape(name) for name in methods],
-        title="Token attributions (each row on its own scale; red supports the class)",
-        axis_titles=("token", "method"),
-        signed=True,
-        colours=scores / limit.masked_fill(limit == 0, 1.0),
-        colour_title="score ÷ its row's<br>largest |score|<br>(−1 to 1)",
-        show_values=True,
-    )
-
-
-def attribution_html(
-    pieces: list[tuple[str, int | None]], tokens: list[str], scores: torch.Tensor, caption: str = ""
-) -> str:
-    """The typed sentence as highlighted text for a ``gr.HTML``: red supports the class, blue opposes it.
-
-    Args:
-        pieces: the typed text cut at token boundaries, ``analysis.text_pieces``: (piece, token
-            position or None); text that is no token is shown plain.
-        tokens: the N tokens (escaped here), named with their score when hovered.
-        scores: one score per token; its opacity is the score over the largest magnitude.
-        caption: which method the scores are from, a bold line above the text (escaped here).
-
-    Shape:
-        scores: (N,).
-
-    Returns:
-        An HTML string, the caption's ``<p>`` then ``<div class="attribution">`` with one ``<span>`` per token.
-    """
-    values = scores.tolist()
-    limit = max((abs(v) for v in values), default=0.0) or 1.0
-    parts = []
-    for piece, position in pieces:
-        if position is None:
-            parts.append(html.escape(piece))
-            continue
-        value = values[position]
-        rgb = _POSITIVE_RGB if value > 0 else _NEGATIVE_RGB
-        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 1px; border-radius: 3px"
-        title = html.escape(f"{position} {tokens[position]}: {value:+.4f}")
-        parts.append(f'<span title="{title}" style="{style}">{html.escape(piece)}</span>')
-    heading = f'<p class="attribution-caption"><strong>{html.escape(caption)}</strong></p>' if caption else ""
-    return f'{heading}<div class="attribution" style="white-space: pre-wrap; line-height: 1.9">{"".join(parts)}</div>'
 
 
 def agreement_figure(agreement: Agreement) -> go.Figure:

@@ -1,5 +1,9 @@
 """Compare tab: a second sentence beside yours through the same head, with B − A where their tokens line
 up; the ``/compare`` endpoint. Sentence B runs through the model only when its text changes.
+
+With a second model (MODEL_ID_B, ``runner.get_second_model``) the tab shows your sentence through both models
+instead (``explorer.two_models``), and ``/compare_models`` answers for them; ``/compare`` still compares two
+sentences through the explorer's model.
 """
 
 from __future__ import annotations
@@ -13,14 +17,16 @@ import plotly.graph_objects as go
 import torch
 
 from ...explain.compare import Comparison, compare_attentions
-from .. import runner
+from .. import runner, status
 from ..analysis import Analysis, EmptyInputError, InputError
 from ..colour import colour_scale, excluded_positions
 from ..export import to_jsonable
 from ..figures import attention_heatmap
 from ..inputs import layer_head, page_numbers
 from ..markup import change_rows, probabilities, table
-from ..registry import Drawing, Page, View, head_choices, layer_choices, read_head, read_layer, read_text
+from ..readers import choice
+from ..registry import Drawing, Page, Reading, View, head_choices, layer_choices, read_text
+from ..two_models import attributions_of, models_panel, models_view
 
 EXAMPLE = "The film was not a quiet, funny or charming surprise."
 
@@ -162,7 +168,7 @@ def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:
         return to_jsonable(compare_view(result_a, result_b, layer, head), runner.API_DECIMALS)
 
 
-def layout(page: Page) -> Drawing:
+def sentences_layout(page: Page) -> Drawing:
     gr.Markdown(
         "Your sentence (A) beside a second one (B): both predictions, the same head in each, and B − A "
         "for the tokens the two share (lined up in order; red: B attends more)."
@@ -190,14 +196,137 @@ def layout(page: Page) -> Drawing:
     )
 
 
+@dataclass(frozen=True)
+class KeptModels:
+    """What the two-model tab keeps: model B's analysis of the sentence, each model's (key, attributions)."""
+
+    analysis_b: Analysis
+    attributions_a: tuple
+    attributions_b: tuple
+
+
+def analysis_b(text: str) -> Analysis:
+    """``text`` through the second model; text it cannot read is a clear ``gr.Error``."""
+    with runner.clear_errors("Model B cannot read this text"):
+        return runner.run_model(text, second=True)
+
+
+def sources() -> tuple[str, str]:
+    """How the page names the two models."""
+    return tuple(status.model_source(runner.loaded_model(second).source) for second in (False, True))
+
+
+def show_models(result: Analysis | None, layer: int, head: int, scale: str, leave_out, kept: KeptModels | None):
+    """(the nine outputs of ``models_panel``, what the tab keeps); a head change calls neither model."""
+    if result is None:
+        return None, None, "", None, None, "", "", None, None, kept
+    if not isinstance(kept, KeptModels) or kept.analysis_b.text != result.text:
+        kept = KeptModels(analysis_b(result.text), None, None)
+    kept = KeptModels(
+        kept.analysis_b,
+        runner.kept_view(kept.attributions_a, attributions_of, result),
+        runner.kept_view(kept.attributions_b, attributions_of, kept.analysis_b, second=True),
+    )
+    explained = (kept.attributions_a[1], kept.attributions_b[1])
+    with runner.clear_errors():
+        view = models_view((result, kept.analysis_b), explained, sources(), layer, head)
+    return (*models_panel(view, scale, leave_out), kept)
+
+
+def compare_models(text: str, layer: int = 1, head: int = 1) -> dict:
+    """One text through the explorer's model (A) and the second model (B, set by MODEL_ID_B): both predictions,
+    the same head in each model that has it, and each model's attributions for the class it predicts. Each
+    model reads with its own tokenizer. Layers and heads count from 1 and token positions from 0, in every
+    argument and answer.
+
+    Args:
+        text: the text both models read.
+        layer: the layer, from 1 (in either model).
+        head: the head, from 1 (in either model).
+
+    Returns:
+        {"text", "layer", "head", "readings": [{"name" ("A" or "B"), "source", "tokens", "offsets", "label_names",
+        "probabilities", "num_layers", "num_heads", "attention" (the head's, null in a model without it),
+        "attributions": {"target_label", "gradient_x_input", "integrated_gradients": {"attributions", ...}}},
+        ...]}; without a second model, an error that says how to load one.
+    """
+    result_a = runner.read_for_api(text)
+    with runner.clear_errors("Cannot compare two models"):
+        runner.loaded_model(second=True)  # there is one, else a clear error
+    results = result_a, runner.read_for_api(text, second=True)
+    explained = [runner.explain(attributions_of, results[0]), runner.explain(attributions_of, results[1], second=True)]
+    with runner.clear_errors():
+        view = models_view(results, explained, sources(), layer, head)
+    return to_jsonable(view, runner.API_DECIMALS)
+
+
+def both_shapes() -> tuple[int, int]:
+    """The most layers and heads of either model: Compare's layer and head choices with two models."""
+    models = [runner.loaded_model().model]
+    if runner.get_second_model()[0] is not None:
+        models.append(runner.loaded_model(second=True).model)
+    return max(m.num_layers for m in models), max(m.num_heads for m in models)
+
+
+def read_compare_layer(value: str, reading: Reading) -> int | None:
+    """A layer of either model, counted from 1."""
+    return choice(value, range(1, both_shapes()[0] + 1))
+
+
+def read_compare_head(value: str, reading: Reading) -> int | None:
+    """A head of either model, counted from 1."""
+    return choice(value, range(1, both_shapes()[1] + 1))
+
+
+def models_layout(page: Page) -> Drawing:
+    source_a, source_b = (html.escape(source) for source in sources())
+    gr.Markdown(
+        f"Your sentence through two models, **A** ({source_a}) and **B** ({source_b}): both predictions, the same "
+        "head in each model that has it, and each model's attributions for the class it predicts (red for it, "
+        "blue against). Each model reads with its own tokenizer, so their tokens can differ."
+    )
+    layers, heads = both_shapes()
+    with gr.Row(equal_height=True):
+        text = gr.Textbox(visible=False, elem_id="compare-text")  # holds the address's second sentence, unused here
+        layer = gr.Radio([(str(i), i) for i in range(1, layers + 1)], value=1, label="Layer", elem_id="compare-layer")
+        head = gr.Radio([(str(i), i) for i in range(1, heads + 1)], value=1, label="Head")
+    with gr.Row():
+        prediction_a = gr.Label(label="Model A", elem_id="compare-a")
+        prediction_b = gr.Label(label="Model B", elem_id="compare-b")
+        summary = gr.HTML(elem_id="compare-summary", elem_classes="explain-html")
+    with gr.Row():
+        heatmap_a = gr.Plot(label="A", elem_id="compare-heatmap-a")
+        heatmap_b = gr.Plot(label="B", elem_id="compare-heatmap-b")
+    with gr.Row():
+        text_a = gr.HTML(elem_id="compare-text-a", elem_classes="explain-html")
+        text_b = gr.HTML(elem_id="compare-text-b", elem_classes="explain-html")
+    with gr.Row():
+        scores_a = gr.Plot(label="A's attributions", elem_id="compare-attributions-a")
+        scores_b = gr.Plot(label="B's attributions", elem_id="compare-attributions-b")
+    kept = gr.State()
+    outputs = [prediction_a, prediction_b, summary, heatmap_a, heatmap_b, text_a, text_b, scores_a, scores_b, kept]
+    return Drawing(
+        show_models,
+        [page.result, layer, head, page.scale, page.leave_out, kept],
+        outputs,
+        [layer.input, head.input],
+        {"compare": text, "compare_layer": layer, "compare_head": head},
+    )
+
+
+def layout(page: Page) -> Drawing:
+    """Two sentences through the explorer's model, or with a second model loaded, one sentence through both."""
+    return models_layout(page) if runner.get_second_model()[0] is not None else sentences_layout(page)
+
+
 VIEW = View(
     "compare",
     "Compare",
     layout,
     params={
         "compare": read_text,
-        "compare_layer": read_layer,
-        "compare_head": read_head,
+        "compare_layer": read_compare_layer,
+        "compare_head": read_compare_head,
     },
-    endpoints={"compare": compare},
+    endpoints={"compare": compare, "compare_models": compare_models},
 )

@@ -1,0 +1,184 @@
+"""One sentence through two models, the explorer's (A) and MODEL_ID_B's (B): what Compare shows when both are loaded.
+
+Each model reads the sentence with its own tokenizer, so their tokens need not line up (a BERT adds [CLS] and
+[SEP] and cuts words into pieces): each model's head and attributions are drawn on its own tokens, side by
+side. The attributions are each model's for the class it predicts. Layers and heads count from 1 here.
+
+Shape letters: N = one model's tokens, C = classes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+
+from ..explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
+from . import runner
+from .analysis import Analysis, sentence_ids
+from .attribution_figures import attribution_figure, attribution_html
+from .colour import colour_scale, excluded_positions
+from .figures import TEMPLATE, attention_heatmap
+from .inputs import PREDICTED, class_index, whole_number
+from .markup import change_rows, probabilities, table
+from .token_spans import text_pieces
+
+NAMES = ("A", "B")
+
+
+@dataclass(frozen=True)
+class Attributions:
+    """One model's gradient × input and Integrated Gradients for the class it predicts.
+
+    Shape:
+        gradient_x_input: (N,); ``integrated_gradients.attributions``: (N,).
+    """
+
+    target_label: str
+    gradient_x_input: torch.Tensor
+    integrated_gradients: IntegratedGradients
+
+
+def attributions_of(model, tokenizer, result: Analysis, steps: int = DEFAULT_IG_STEPS) -> Attributions:
+    """``model``'s attributions of ``result`` (its own analysis) for its predicted class, [PAD] as IG's baseline."""
+    target = class_index(PREDICTED, result)
+    ids = sentence_ids(model, result)  # (1, N)
+    return Attributions(
+        target_label=result.label_names[target],
+        gradient_x_input=gradient_x_input(model, ids, target).cpu(),
+        integrated_gradients=runner.on_cpu(integrated_gradients(model, ids, target, "pad", steps)),
+    )
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What one model made of the sentence.
+
+    Shape:
+        probabilities: (C,); attention: (N, N), the chosen head's, None when the model has no such head.
+    """
+
+    name: str
+    source: str
+    tokens: list[str]
+    offsets: list[tuple[int, int]]
+    label_names: list[str]
+    probabilities: list[float]
+    num_layers: int
+    num_heads: int
+    attention: np.ndarray | None
+    attributions: Attributions
+
+
+@dataclass(frozen=True)
+class ModelsView:
+    """The sentence through both models, one head (layer and head from 1) in each that has it."""
+
+    text: str
+    layer: int
+    head: int
+    readings: tuple[Reading, Reading]
+
+
+def models_view(
+    results: Sequence[Analysis], attributions: Sequence[Attributions], sources: Sequence[str], layer=1, head=1
+) -> ModelsView:
+    """Both models' readings of one text (no model call): each model's analysis, attributions and source, A first.
+
+    Raises:
+        InputError: ``layer`` or ``head`` is in neither model.
+    """
+    shapes = [result.attentions.shape[:2] for result in results]
+    layer = whole_number(layer, "Layer", 1, max(layers for layers, _ in shapes))
+    head = whole_number(head, "Head", 1, max(heads for _, heads in shapes))
+    readings = tuple(
+        Reading(
+            name=name,
+            source=source,
+            tokens=result.tokens,
+            offsets=result.offsets,
+            label_names=result.label_names,
+            probabilities=result.probabilities,
+            num_layers=layers,
+            num_heads=heads,
+            attention=result.attentions[layer - 1, head - 1] if layer <= layers and head <= heads else None,
+            attributions=explained,
+        )
+        for name, result, explained, source, (layers, heads) in zip(
+            NAMES, results, attributions, sources, shapes, strict=True
+        )
+    )
+    return ModelsView(text=results[0].text, layer=layer, head=head, readings=readings)
+
+
+def same_classes(readings: Sequence[Reading]) -> bool:
+    """Whether both models name the same classes in the same order, case aside ("POSITIVE" is "positive")."""
+    names = [[name.casefold() for name in reading.label_names] for reading in readings]
+    return names[0] == names[1]
+
+
+def models_summary(view: ModelsView) -> str:
+    """Each model's source and shape, which of them lacks the head, and the predictions class by class."""
+    lines = [
+        f"<b>{r.name}</b>: {html.escape(r.source)}, {r.num_layers} layers of {r.num_heads} heads, "
+        f"{len(r.tokens)} tokens; attributions for its prediction, <b>{html.escape(r.attributions.target_label)}</b>."
+        + ("" if r.attention is not None else f" It has no layer {view.layer}, head {view.head}.")
+        for r in view.readings
+    ]
+    a, b = view.readings
+    classes = (
+        table(["class", "A", "B", "B − A"], change_rows(a.label_names, a.probabilities, b.probabilities))
+        if same_classes(view.readings)
+        else "<p>The models name their classes differently, so their predictions are shown apart.</p>"
+    )
+    return "".join(f"<p>{line}</p>" for line in lines) + classes
+
+
+def no_head_figure(view: ModelsView, reading: Reading) -> go.Figure:
+    """An empty figure that says the model has no such head, where its heatmap would be."""
+    figure = go.Figure()
+    figure.add_annotation(
+        text=f"Model {reading.name} has no layer {view.layer}, head {view.head}:<br>"
+        f"it has {reading.num_layers} layers of {reading.num_heads} heads.",
+        showarrow=False,
+        font={"size": 14},
+    )
+    figure.update_xaxes(visible=False)
+    figure.update_yaxes(visible=False)
+    figure.update_layout(template=TEMPLATE, height=300, margin={"t": 20, "l": 10, "r": 10, "b": 10})
+    return figure
+
+
+def reading_figures(view: ModelsView, reading: Reading, scale: str, leave_out) -> tuple:
+    """(prediction, the head's heatmap, IG over the text, both attributions per token) of one model."""
+    explained = reading.attributions
+    ig = explained.integrated_gradients
+    heatmap = no_head_figure(view, reading)
+    if reading.attention is not None:
+        title = f"Model {reading.name}, layer {view.layer}, head {view.head}"
+        exclude = excluded_positions(reading.tokens, leave_out)
+        heatmap = attention_heatmap(reading.tokens, reading.attention, title, scale=scale, exclude=exclude)
+    caption = f"Model {reading.name}: Integrated Gradients for {explained.target_label} ({ig.steps} steps)"
+    scores = torch.stack([explained.gradient_x_input, ig.attributions])  # (2, N)
+    return (
+        probabilities(reading.label_names, reading.probabilities),
+        heatmap,
+        attribution_html(text_pieces(view.text, reading.offsets), reading.tokens, ig.attributions, caption),
+        attribution_figure(
+            scores,
+            ["gradient × input", "integrated gradients"],
+            reading.tokens,
+            title=f"Model {reading.name}'s attributions (each row on its own scale)",
+        ),
+    )
+
+
+def models_panel(view: ModelsView, scale: str, leave_out: Sequence[str] | None) -> tuple:
+    """(prediction A, prediction B, summary, A's head, B's head, A's and B's IG over the text, A's and B's
+    attributions per token): each pair side by side on the page."""
+    a, b = (reading_figures(view, reading, colour_scale(scale), leave_out) for reading in view.readings)
+    return a[0], b[0], models_summary(view), a[1], b[1], a[2], b[2], a[3], b[3]
