@@ -205,7 +205,7 @@ def test_the_endpoints_explanations_run(hub):
 
 
 INTERFACE = ["num_layers", "num_heads", "d_model", "max_len", "pad_token_id", "label_names", "use_positional_encoding",
-             "special_token_ids", "token_embeddings", "position_table", "embedding"]  # fmt: skip
+             "special_token_ids", "token_embeddings", "position_table", "embedding", "hidden_states"]  # fmt: skip
 
 
 def test_both_kinds_of_model_share_the_interface(hub):

@@ -1,11 +1,15 @@
-"""The Token-embeddings view: PCA maps of every stage, deterministic, escaped, and drawn in Chromium."""
+"""The Token-embeddings view: PCA maps of every stage, deterministic, escaped, and drawn in Chromium; the stages are
+the model's ``hidden_states``, the tutorial's embedding and blocks or a Hub model's ``output_hidden_states``."""
 
 import pytest
 import torch
+import transformers
 from app_fixtures import MARKUP
+from tiny import tiny_model
 
 from transformer.explorer import analysis
 from transformer.explorer.views import token_embeddings
+from transformer.loading import load_model
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -38,6 +42,105 @@ def test_the_view_has_a_map_per_stage_and_starts_from_the_embeddings(model, toke
     torch.testing.assert_close(view.coordinates[0], first)
     torch.testing.assert_close(view.coordinates.mean(dim=1), torch.zeros(model.num_layers + 1, 2), atol=1e-4, rtol=0)
     assert ((view.spread > -1) & (view.spread <= 1 + 1e-6)).all()
+
+
+def by_hand(model, ids, attention_mask=None, head_mask=None):
+    """The tutorial model's stream as the view used to compute it: ``embed``, then each block, a mask as in forward.
+
+    Shape:
+        ids, attention_mask: (B, N); head_mask: (L, H). Returns L + 1 tensors (B, N, D).
+    """
+    mask = None if attention_mask is None else attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N)
+    x = model.embed(ids)  # (B, N, D)
+    states = [x]
+    for i, block in enumerate(model.layers):
+        x, _ = block(x, mask, False, None if head_mask is None else head_mask[i])
+        states.append(x)
+    return states
+
+
+@torch.no_grad()
+def test_the_tutorial_models_hidden_states_are_its_embedding_then_each_block():
+    model = tiny_model()
+    ids = torch.tensor([[5, 9, 12, 7, 30], [8, 21, 40, 0, 0]])  # the second row right-padded
+    mask = (ids != model.pad_token_id).long()  # 1 = token, 0 = padding
+    knocked = torch.ones(model.num_layers, model.num_heads)
+    knocked[0, 1] = 0
+    states = model.hidden_states(ids, mask, head_mask=knocked)
+    assert len(states) == model.num_layers + 1 and all(state.shape == (2, 5, model.d_model) for state in states)
+    for got, expected in zip(states, by_hand(model, ids, mask, knocked), strict=True):
+        torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(states[0], model.embed(ids))  # the first stage enters block 1
+    unpadded = model.hidden_states(ids[1:, :3], head_mask=knocked)[-1]  # (1, 3, D): the padded sentence alone
+    torch.testing.assert_close(states[-1][1:, :3], unpadded)  # its tokens never see the padding
+    assert not torch.allclose(model.hidden_states(ids[1:, :3])[-1], unpadded, atol=1e-4)  # the knockout counts
+    pooled = model.norm(model.hidden_states(ids[:1])[-1]).mean(dim=1)  # (1, D): the last stage is what pooling reads
+    torch.testing.assert_close(model.classifier(pooled), model(ids[:1]))
+    without = model.hidden_states(ids, positional_encoding=False)[0]
+    torch.testing.assert_close(without, model.token_embeddings(ids))  # eval mode: no dropout, no positions
+
+
+@pytest.fixture(scope="module", params=["bert", "distilbert", "roberta"])
+def hub(request, hub_model_dirs):
+    """(the LoadedModel of one Hub family's tiny folder, the raw transformers model from the same folder)."""
+    folder = hub_model_dirs[request.param]
+    raw = transformers.AutoModelForSequenceClassification.from_pretrained(folder, attn_implementation="eager")
+    return load_model(folder, device="cpu"), raw.eval()
+
+
+def embedding_layer(embeddings, ids: torch.Tensor, offset: int) -> torch.Tensor:
+    """A BERT-style embedding layer by hand: word + position (+ token type 0) embeddings, then its LayerNorm.
+
+    Shape:
+        ids: (1, N). Returns (1, N, D).
+    """
+    positions = torch.arange(ids.size(1))[None] + offset  # (1, N); RoBERTa's start after its pad id
+    x = embeddings.word_embeddings(ids) + embeddings.position_embeddings(positions)  # (1, N, D)
+    if hasattr(embeddings, "token_type_embeddings"):  # BERT and RoBERTa; DistilBERT has none
+        x = x + embeddings.token_type_embeddings(torch.zeros_like(ids))
+    return embeddings.LayerNorm(x)
+
+
+@torch.no_grad()
+def test_a_hub_models_hidden_states_are_the_raw_models(hub):
+    loaded, raw = hub
+    model = loaded.model
+    ids = torch.tensor([loaded.tokenizer.encode(SENTENCE).ids])  # (1, N), [CLS]/<s> and [SEP]/</s> included
+    states = model.hidden_states(ids)
+    expected = raw(input_ids=ids, output_hidden_states=True, return_dict=True).hidden_states
+    assert len(states) == len(expected) == model.num_layers + 1
+    for got, theirs in zip(states, expected, strict=True):
+        assert got.shape == (1, ids.size(1), model.d_model)
+        torch.testing.assert_close(got, theirs)
+    torch.testing.assert_close(states[0], embedding_layer(model.base.embeddings, ids, model.position_offset))
+    assert not torch.allclose(states[-1], states[0], atol=1e-3)  # the layers move the tokens
+    knocked = torch.ones(model.num_layers, model.num_heads)
+    knocked[0] = 0
+    assert not torch.allclose(model.hidden_states(ids, head_mask=knocked)[-1], states[-1], atol=1e-4)
+    assert not torch.allclose(model.hidden_states(ids, positional_encoding=False)[0], states[0], atol=1e-4)
+
+
+def test_the_view_draws_a_hub_model_with_its_special_tokens(hub):
+    loaded, _ = hub
+    model = loaded.model
+    result = analysis.analyze(model, loaded.tokenizer, SENTENCE)
+    view = token_embeddings.embeddings_view(model, loaded.tokenizer, result)
+    n = len(result.tokens)
+    assert result.tokens[0] in ("[CLS]", "<s>") and view.tokens == result.tokens
+    assert view.coordinates.shape == (model.num_layers + 1, n, 2) and view.explained.shape == (model.num_layers + 1, 2)
+    with torch.no_grad():
+        first = model.base.embeddings(input_ids=analysis.sentence_ids(model, result))[0]  # (N, D)
+    torch.testing.assert_close(view.coordinates[0], token_embeddings.principal_map(first)[0])
+    assert len(token_embeddings.embeddings_figure(view).data) == model.num_layers + 1
+
+
+def test_the_introduction_says_what_the_first_stage_is(hub):
+    ours = token_embeddings.explanation(tiny_model())
+    assert "its embedding plus positional encoding" in ours and "LayerNorm" not in ours
+    assert "adds no positional encoding" in token_embeddings.explanation(tiny_model(use_positional_encoding=False))
+    theirs = token_embeddings.explanation(hub[0].model)
+    assert "embedding layer's output" in theirs and "then a LayerNorm" in theirs and "`<s>`" in theirs
+    assert "positional encoding" not in theirs
 
 
 def test_the_figure_escapes_token_labels(model, tokenizer):

@@ -1,5 +1,6 @@
-"""Views that read the tutorial's architecture (its embedding, sinusoidal encoding and blocks) say plainly that they
-do not apply to another kind of model, in the tab and at their endpoint; the Positional encoding tab says whether
+"""Only the Walkthrough, which reads the tutorial's architecture step by step (its embedding, sinusoidal encoding and
+blocks), says plainly that it does not apply to another kind of model, in the tab and at its endpoint; every other
+view draws a Hub model too (Token embeddings from its ``hidden_states``); the Positional encoding tab says whether
 its table is the tutorial's sinusoids or a learned one; rollout and attention are read for what the classifier
 pools (the tokens' mean, or a Hub model's first token)."""
 
@@ -13,7 +14,7 @@ from tiny import tiny_model
 from transformer.explain.agreement import agreement_of
 from transformer.explain.rollout import pooled_relevance
 from transformer.explain.run import predict
-from transformer.explorer import runner
+from transformer.explorer import analysis, runner
 from transformer.explorer.analysis import InputError
 from transformer.explorer.colour import excluded_positions
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
@@ -28,7 +29,7 @@ def test_only_the_tutorials_architecture_passes():
     said = not_for_this_model("Walkthrough", OTHER)
     assert said.startswith("Walkthrough follows the tutorial's architecture") and "this bert model" in said
     with pytest.raises(InputError, match="does not apply to this bert model"):
-        require_tutorial_model("Token embeddings", OTHER)
+        require_tutorial_model("Walkthrough", OTHER)
 
 
 @pytest.fixture
@@ -40,18 +41,26 @@ def result_of_another_model(app, monkeypatch):
     return result
 
 
-def test_each_tab_says_it_does_not_apply_and_draws_nothing(result_of_another_model):
-    result = result_of_another_model
-    text, code, figure, _ = walkthrough.show_step(result, 6, 1, 1, None)
+def test_the_walkthrough_tab_says_it_does_not_apply_and_draws_nothing(result_of_another_model):
+    text, code, figure, _ = walkthrough.show_step(result_of_another_model, 6, 1, 1, None)
     assert "does not apply to this bert model" in text and figure is None and code == ""
-    summary, figure, _ = token_embeddings.show_embeddings(result, None)
-    assert "does not apply" in summary and figure is None
 
 
-@pytest.mark.parametrize("build", [walkthrough.walkthrough_view, token_embeddings.embeddings_view])
-def test_each_endpoint_answers_in_one_line_that_it_does_not_apply(build):
+def test_the_walkthrough_endpoint_answers_in_one_line_that_it_does_not_apply():
     with pytest.raises(InputError, match="does not apply to this bert model"):
-        build(OTHER, None, types.SimpleNamespace(tokens=["a"], token_ids=[1], text="a"))
+        walkthrough.walkthrough_view(OTHER, None, types.SimpleNamespace(tokens=["a"], token_ids=[1], text="a"))
+
+
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+def test_the_token_embeddings_tab_draws_a_hub_model(hub_model_dirs, monkeypatch, family):
+    loaded = load_model(hub_model_dirs[family], device="cpu")
+    monkeypatch.setattr(runner, "get_model", lambda: (loaded, None))
+    result = analysis.analyze(loaded.model, loaded.tokenizer, "a wonderful film")
+    summary, figure, kept = token_embeddings.show_embeddings(result, None)
+    assert "does not apply" not in summary and "cosine similarity" in summary
+    assert len(figure.data) == loaded.model.num_layers + 1  # one map per stage, the embedding layer's first
+    assert kept[1].coordinates.shape == (loaded.model.num_layers + 1, len(result.tokens), 2)
+    assert figure.data[0].text[0].endswith("[CLS]" if family == "bert" else "&lt;s&gt;")  # drawn, escaped
 
 
 def test_the_positional_encoding_tab_says_which_table_it_draws():

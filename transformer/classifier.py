@@ -3,7 +3,7 @@
 Shape letters: B = batch, N = sequence length, D = d_model, H = heads, L = layers, C = classes.
 
 ``attention_mask`` follows the Hugging Face convention: 1 for a real token, 0 for padding.
-It is converted exactly once, in ``forward``, into the boolean "True = may attend" mask that
+It is converted exactly once, in ``_stream``, into the boolean "True = may attend" mask that
 attention and torch's SDPA expect.
 """
 
@@ -108,6 +108,60 @@ class TransformerClassifier(
         use_pe = self.use_positional_encoding if positional_encoding is None else positional_encoding
         return self.positional_encoding(x) if use_pe else self.positional_encoding.dropout(x)
 
+    def _stream(self, input_ids, attention_mask, output_attentions, *, inputs_embeds, head_mask, positional_encoding):
+        """The residual stream entering the first block and leaving each one, with each block's attention weights.
+
+        ``encode`` and ``hidden_states`` both read it; the arguments are those of ``forward``.
+
+        Shape:
+            input_ids, attention_mask: (B, N); inputs_embeds: (B, N, D); head_mask: (L, H) or (B, L, H).
+
+        Returns:
+            ``(states, attentions)``: states a tuple of L + 1 tensors (B, N, D); attentions a tuple of L tensors
+            (B, H, N, N) with ``output_attentions``, else a tuple of L Nones.
+        """
+        x = self.embed(input_ids, inputs_embeds=inputs_embeds, positional_encoding=positional_encoding)  # (B, N, D)
+
+        mask = None
+        if attention_mask is not None:
+            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N): True = may attend
+        states, attentions = [x], []
+        for i, layer in enumerate(self.layers):
+            layer_head_mask = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
+            x, weights = layer(x, mask, output_attentions, layer_head_mask)  # x: (B, N, D)
+            states.append(x)
+            attentions.append(weights)
+        return tuple(states), tuple(attentions)
+
+    def hidden_states(
+        self, input_ids=None, attention_mask=None, *, inputs_embeds=None, head_mask=None, positional_encoding=None
+    ) -> tuple[torch.Tensor, ...]:
+        """Every token's vector entering the first block (``embed``: embeddings plus positional encoding) and
+        leaving each block, before the final LayerNorm; ``transformers``' ``output_hidden_states``.
+
+        Args:
+            input_ids: token ids (may be None when ``inputs_embeds`` is given).
+            attention_mask: 1 for a real token, 0 for padding; None means no padding.
+            inputs_embeds: precomputed ``token_embeddings(input_ids)``.
+            head_mask: 1 keeps a head, 0 knocks it out, as in ``forward``.
+            positional_encoding: override ``use_positional_encoding`` for this call.
+
+        Shape:
+            input_ids, attention_mask: (B, N); inputs_embeds: (B, N, D); head_mask: (L, H) or (B, L, H).
+
+        Returns:
+            a tuple of L + 1 tensors (B, N, D): stage 0 enters block 1, stage i leaves block i.
+        """
+        states, _ = self._stream(
+            input_ids,
+            attention_mask,
+            False,
+            inputs_embeds=inputs_embeds,
+            head_mask=head_mask,
+            positional_encoding=positional_encoding,
+        )
+        return states
+
     def encode(
         self,
         input_ids=None,
@@ -130,17 +184,15 @@ class TransformerClassifier(
             ``(hidden, attentions)``: hidden (B, N, D); attentions a tuple of L tensors (B, H, N, N) with
             ``output_attentions``, else a tuple of L Nones.
         """
-        x = self.embed(input_ids, inputs_embeds=inputs_embeds, positional_encoding=positional_encoding)  # (B, N, D)
-
-        mask = None
-        if attention_mask is not None:
-            mask = attention_mask.bool()[:, None, None, :]  # (B, 1, 1, N): True = may attend
-        attentions = []
-        for i, layer in enumerate(self.layers):
-            layer_head_mask = None if head_mask is None else head_mask[..., i, :]  # (H,) or (B, H)
-            x, weights = layer(x, mask, output_attentions, layer_head_mask)
-            attentions.append(weights)
-        return self.norm(x), tuple(attentions)
+        states, attentions = self._stream(
+            input_ids,
+            attention_mask,
+            output_attentions,
+            inputs_embeds=inputs_embeds,
+            head_mask=head_mask,
+            positional_encoding=positional_encoding,
+        )
+        return self.norm(states[-1]), attentions
 
     def forward(
         self,

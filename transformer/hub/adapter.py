@@ -5,8 +5,8 @@ d_k = D // H.
 
 The explorer and ``transformer.explain`` call a model as ``model(input_ids, attention_mask, output_attentions,
 head_mask=..., positional_encoding=..., inputs_embeds=...)`` and read ``num_layers``, ``num_heads``,
-``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding`` and
-``token_embeddings``. This wrapper gives a BERT, DistilBERT or RoBERTa classifier the same, with head
+``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding``, ``token_embeddings``
+and ``hidden_states``. This wrapper gives a BERT, DistilBERT or RoBERTa classifier the same, with head
 knockout and the position switch done by hooks added for one call (``hooks``).
 
 Two differences from ``TransformerClassifier`` stay visible: these models read the first token ([CLS] or
@@ -145,6 +145,38 @@ class HubClassifier(nn.Module):
                 return_dict=True,
             )
         return (output.logits, tuple(output.attentions)) if output_attentions else output.logits
+
+    def hidden_states(
+        self, input_ids=None, attention_mask=None, *, inputs_embeds=None, head_mask=None, positional_encoding=None
+    ) -> tuple[torch.Tensor, ...]:
+        """Every token's vector entering the first layer and leaving each layer, as ``TransformerClassifier``'s:
+        the ``transformers`` model's ``output_hidden_states``.
+
+        Stage 0 is the embedding layer's output: the word, position (and, in BERT and RoBERTa, token-type)
+        embeddings summed, then a LayerNorm. The arguments are those of ``forward``.
+
+        Args:
+            input_ids: token ids, [CLS]/<s> first as the tokenizer adds them (None when ``inputs_embeds`` is given).
+            attention_mask: 1 for a real token, 0 for padding; None means no padding.
+            inputs_embeds: precomputed ``token_embeddings(input_ids)``.
+            head_mask: 1 keeps a head, 0 knocks it out, as in ``forward``.
+            positional_encoding: override ``use_positional_encoding`` for this call.
+
+        Shape:
+            input_ids, attention_mask: (B, N); inputs_embeds: (B, N, D); head_mask: (L, H) or (B, L, H).
+
+        Returns:
+            a tuple of L + 1 tensors (B, N, D): stage 0 enters layer 1, stage i leaves layer i.
+        """
+        with hooks.added(self._hook_specs(head_mask, positional_encoding)):
+            output = self.base(  # the encoder alone: the states are all its own, the head is not needed
+                input_ids=input_ids,
+                attention_mask=attention_mask,
+                inputs_embeds=inputs_embeds,
+                output_hidden_states=True,
+                return_dict=True,
+            )
+        return tuple(output.hidden_states)
 
     @torch.no_grad()
     def query_key(self, input_ids: torch.Tensor, layer: int, *, head_mask=None, positional_encoding=None):

@@ -1,6 +1,9 @@
 """Token-embeddings tab: a 2-D PCA map of the sentence's token vectors before the first layer and after each
 one, so you can watch attention mix the tokens (they drift together as each borrows from the others).
 
+The stages are the model's ``hidden_states``, the tutorial's model and a Hub model alike; a Hub model's
+special tokens ([CLS] and [SEP], or <s> and </s>) are part of its sentence and are drawn with the words.
+
 Each stage gets its own PCA (the stages differ in scale), with a fixed sign: a component's largest
 coordinate is positive, so the same sentence always draws the same map.
 
@@ -9,7 +12,6 @@ Shape letters: S = stages (L + 1), N = tokens, D = d_model, K = 2 principal comp
 
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass
 
 import gradio as gr
@@ -17,10 +19,11 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from ...classifier import TransformerClassifier
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..figures import TEMPLATE, token_labels
-from ..registry import Drawing, Page, View, not_for_this_model, require_tutorial_model
+from ..registry import Drawing, Page, View
 
 TITLE = "Token embeddings"
 
@@ -62,14 +65,10 @@ def principal_map(states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
 
 @torch.no_grad()
 def embeddings_view(model, tokenizer, result: Analysis) -> EmbeddingsView:
-    """The sentence's token vectors entering layer 1 (embeddings + position) and leaving every layer."""
-    require_tutorial_model(TITLE, model)
-    x = model.embed(sentence_ids(model, result))  # (1, N, D)
-    states = [x[0]]
-    for block in model.layers:
-        x, _ = block(x)  # (1, N, D); one unpadded sentence needs no mask
-        states.append(x[0])
-    stacked = torch.stack(states).float().cpu()  # (S, N, D)
+    """The sentence's token vectors entering layer 1 (the embedding layer's output, see ``explanation``) and leaving
+    every layer: the model's ``hidden_states``, for the tutorial's model or a Hub model."""
+    states = model.hidden_states(sentence_ids(model, result))  # S x (1, N, D); one unpadded sentence, no mask
+    stacked = torch.stack([state[0] for state in states]).float().cpu()  # (S, N, D)
     maps = [principal_map(stage) for stage in stacked]
     unit = torch.nn.functional.normalize(stacked, dim=-1)  # (S, N, D)
     centre = torch.nn.functional.normalize(stacked.mean(dim=1, keepdim=True), dim=-1)  # (S, 1, D)
@@ -146,8 +145,6 @@ def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
     """(summary, the PCA maps, kept view)."""
     if result is None:
         return "", None, None
-    if message := not_for_this_model(TITLE, runner.get_model()[0].model):
-        return f"<p>{html.escape(message)}</p>", None, kept
     kept = runner.kept_view(kept, embeddings_view, result)
     view = kept[1]
     spread = ", ".join(f"{float(value):.2f}" for value in view.spread)
@@ -158,11 +155,28 @@ def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
     return summary, embeddings_figure(view), kept
 
 
-def layout(page: Page) -> Drawing:
-    gr.Markdown(
-        "Each token's vector as it enters the first layer (its embedding plus positional encoding) and as it "
-        "leaves each layer, drawn on that stage's two main directions (PCA). Watch the words move."
+def explanation(model) -> str:
+    """The tab's introduction: what a token's vector is before layer 1, the tutorial's embedding plus positional
+    encoding or a Hub model's embedding layer (summed embeddings, then LayerNorm), and then after each layer."""
+    hub = not isinstance(model, TransformerClassifier)
+    if hub:
+        first = (
+            "the embedding layer's output: word, position (and, in BERT and RoBERTa, token-type) embeddings "
+            "summed, then a LayerNorm"
+        )
+    elif model.use_positional_encoding:
+        first = "its embedding plus positional encoding"
+    else:
+        first = "its embedding; this model adds no positional encoding"
+    return (
+        f"Each token's vector as it enters the first layer ({first}) and as it leaves each layer, drawn on that "
+        "stage's two main directions (PCA). Watch the words move."
+        + (" The tokens the tokenizer adds (`[CLS]` and `[SEP]`, or `<s>` and `</s>`) are drawn too." if hub else "")
     )
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(explanation(page.model))
     summary = gr.HTML(elem_id="embeddings-summary")
     plot = gr.Plot(label="Token vectors by stage", elem_id="embeddings-plot")
     kept = gr.State()
