@@ -105,7 +105,7 @@ READINGS = {  # how the pooled output reads the rollout, by the model's ``poolin
     "mean": "**Reading it for this model:** the classifier has no [CLS] token; it averages every final position "
     "(mean pooling). So the pooled output's view of the rollout is the *mean of the rows*, one share per token, "
     "summing to 1.",
-    "first": "**Reading it for this model:** the classifier reads the first token's final state ([CLS] or <s>). "
+    "first": "**Reading it for this model:** the classifier reads the first token's final state (`[CLS]` or `<s>`). "
     "So the pooled output's view of the rollout is the *first row*, one share per token, summing to 1.",
 }
 
