@@ -7,7 +7,10 @@ pinning behave as Hugging Face users expect.
 
 A config.json with a ``model_type`` is a ``transformers`` checkpoint: the BERT, DistilBERT and RoBERTa
 sequence classifiers load through ``transformer.hub`` (the optional extra, ``requirements-hub.txt``) as a
-``HubClassifier`` with the same interface; any other ``model_type`` is refused.
+``HubClassifier`` with the same interface; any other ``model_type`` is refused. Such a checkpoint may be
+sharded (what ``save_pretrained(max_shard_size=...)`` writes): model.safetensors.index.json and the
+``model-0000k-of-0000n.safetensors`` shards it names, each a plain file name beside it, instead of
+model.safetensors. Weights are safetensors only: a pickle (``pytorch_model.bin``) is never read.
 """
 
 import importlib
@@ -35,6 +38,7 @@ from .hub.families import SUPPORTED, Family, family_of
 DEFAULT_MODEL_DIR = Path(__file__).resolve().parent.parent / "assets" / "model"
 CONFIG_FILE = constants.CONFIG_NAME  # "config.json"
 WEIGHTS_FILE = constants.SAFETENSORS_SINGLE_FILE  # "model.safetensors"
+INDEX_FILE = constants.SAFETENSORS_INDEX_FILE  # "model.safetensors.index.json": a sharded checkpoint's tensor map
 TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
@@ -43,6 +47,7 @@ OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.jso
 PICKLE_WEIGHTS = "pytorch_model.bin"  # never loaded: unpickling runs code
 HUB_EXTRA = "pip install -r requirements-hub.txt"
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")
+_SHARD_NAME = re.compile(r"\w[\w.-]*\.safetensors")  # a plain file name: no folder, no "..", no drive
 
 
 class ModelLoadError(Exception):
@@ -100,7 +105,7 @@ def load_model(
         folder, where = _download(source, revision), f"{source} (revision {revision or 'main'})"
     config = _read_config(folder, where)
     if isinstance(config, dict) and config.get("model_type") is not None:
-        model, tokenizer = _read_hub_model(folder, where, device, config["model_type"])
+        model, tokenizer = _read_hub_model(folder, where, device, config)
     else:
         model, tokenizer = _read_own_model(folder, where, device, config)
     metrics = _read_metrics(folder / METRICS_FILE, where)
@@ -120,13 +125,59 @@ def _check_folder(folder: Path) -> Path:
     if model_type is not None:  # another family is refused before anything else is looked at
         _family(model_type, str(folder))
     missing = [name for name in REQUIRED_FILES if not (folder / name).is_file()]
+    if WEIGHTS_FILE in missing and CONFIG_FILE not in missing and (folder / INDEX_FILE).is_file():
+        _refuse_own_shards(model_type, str(folder))
+        names = shard_names(folder / INDEX_FILE, str(folder))
+        absent = [name for name in names if not (folder / name).is_file()]
+        if absent:
+            raise ModelLoadError(
+                f"{folder}: missing the shard {absent[0]}{f' (and {len(absent) - 1} more)' if len(absent) > 1 else ''}"
+                f" of the {len(names)} that {INDEX_FILE} names; put every shard beside the index"
+            )
+        missing.remove(WEIGHTS_FILE)
     if WEIGHTS_FILE in missing and (folder / PICKLE_WEIGHTS).is_file():
         raise ModelLoadError(_pickle_only(str(folder)))
     if missing:
         raise ModelLoadError(
-            f"{folder}: missing {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)})"
+            f"{folder}: missing {', '.join(missing)} (a model folder needs {', '.join(REQUIRED_FILES)}; a transformers "
+            f"checkpoint may hold {INDEX_FILE} and its shards instead of {WEIGHTS_FILE})"
         )
     return folder
+
+
+def shard_names(index: Path, where: str) -> list[str]:
+    """The shard files a sharded checkpoint's index names, sorted, each a plain ``.safetensors`` name beside it.
+
+    Raises:
+        ModelLoadError: the index is not valid JSON or not a safetensors index, or names a file elsewhere
+            (``../x.safetensors``, an absolute path, a subfolder) or not a safetensors file.
+    """
+    try:
+        content = json.loads(index.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ModelLoadError(f"{where}: {INDEX_FILE} is not valid JSON ({error})") from None
+    weight_map = content.get("weight_map") if isinstance(content, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map or not isinstance(content.get("metadata"), dict):
+        raise ModelLoadError(
+            f"{where}: {INDEX_FILE} is not a safetensors index (it needs a metadata object and a weight_map of "
+            "tensor names to shard files); save the checkpoint again with save_pretrained"
+        )
+    for name in weight_map.values():
+        if not isinstance(name, str) or not _SHARD_NAME.fullmatch(name):
+            raise ModelLoadError(
+                f"{where}: {INDEX_FILE} names the shard {name!r}, which is not a .safetensors file beside the "
+                "index; a shard must be a plain file name such as model-00001-of-00002.safetensors"
+            )
+    return sorted(set(weight_map.values()))
+
+
+def _refuse_own_shards(model_type, where: str) -> None:
+    """Sharded weights are for ``transformers`` checkpoints: the tutorial's format reads one model.safetensors."""
+    if model_type is None:
+        raise ModelLoadError(
+            f"{where}: sharded weights ({INDEX_FILE}) with the tutorial's TransformerClassifier config.json, which "
+            f"loads from one {WEIGHTS_FILE} only; save the model again as a single {WEIGHTS_FILE}"
+        )
 
 
 def _download(repo_id: str, revision: str | None) -> Path:
@@ -140,23 +191,40 @@ def _download(repo_id: str, revision: str | None) -> Path:
     model_type = _model_type(config)
     if model_type is not None:  # refuse another family before downloading its weights
         _family(model_type, where)
-    own_format = model_type is None
-    paths = {CONFIG_FILE: config}
-    for name in (*REQUIRED_FILES[1:], *(OPTIONAL_FILES if own_format else ())):
-        try:
-            paths[name] = _fetch(repo_id, revision, name, where)
-        except ModelLoadError:
-            if name == WEIGHTS_FILE and (config.parent / PICKLE_WEIGHTS).is_file():
-                raise ModelLoadError(_pickle_only(where)) from None
-            raise
+    paths = {CONFIG_FILE: config, **_fetch_weights(repo_id, revision, where, model_type, config.parent)}
+    for name in (TOKENIZER_FILE, *(OPTIONAL_FILES if model_type is None else ())):
+        paths[name] = _fetch(repo_id, revision, name, where)
     folders = {path.parent for path in paths.values() if path is not None}
     if len(folders) != 1:
         raise ModelLoadError(f"{where}: the files resolved to different snapshots: {sorted(map(str, folders))}")
     return folders.pop()
 
 
-def _fetch(repo_id: str, revision: str | None, name: str, where: str) -> Path | None:
-    """One file of a Hub repo, through the cache; None for a missing optional file, else a ModelLoadError."""
+def _fetch_weights(repo_id: str, revision: str | None, where: str, model_type, snapshot: Path) -> dict[str, Path]:
+    """{name: path} of the weights: model.safetensors, else model.safetensors.index.json and each shard it names.
+
+    Every file is asked for by name, safetensors only: a pickle is never downloaded; one already in the
+    cache (``snapshot``) only makes the error say why the repo cannot be loaded.
+    """
+    try:
+        return {WEIGHTS_FILE: _fetch(repo_id, revision, WEIGHTS_FILE, where)}
+    except ModelLoadError:
+        index = _fetch(repo_id, revision, INDEX_FILE, where, optional=True)
+        if index is None:
+            if (snapshot / PICKLE_WEIGHTS).is_file():
+                raise ModelLoadError(_pickle_only(where)) from None
+            raise
+    _refuse_own_shards(model_type, where)
+    shards = {name: _fetch(repo_id, revision, name, where) for name in shard_names(index, where)}
+    return {INDEX_FILE: index, **shards}
+
+
+def _fetch(repo_id: str, revision: str | None, name: str, where: str, optional: bool = False) -> Path | None:
+    """One file of a Hub repo, through the cache; None for a missing optional file, else a ModelLoadError.
+
+    The optional files are ``OPTIONAL_FILES`` and any ``name`` asked for with ``optional``.
+    """
+    optional = optional or name in OPTIONAL_FILES
     try:
         return Path(hf_hub_download(repo_id, name, revision=revision))
     except RepositoryNotFoundError:
@@ -167,7 +235,7 @@ def _fetch(repo_id: str, revision: str | None, name: str, where: str) -> Path | 
     except RevisionNotFoundError:
         raise ModelLoadError(f"{repo_id}: revision {revision!r} does not exist") from None
     except LocalEntryNotFoundError:
-        if name in OPTIONAL_FILES:
+        if optional:
             return None
         if constants.HF_HUB_OFFLINE:
             raise ModelLoadError(
@@ -176,11 +244,12 @@ def _fetch(repo_id: str, revision: str | None, name: str, where: str) -> Path | 
             ) from None
         raise ModelLoadError(f"{where}: cannot reach the Hub to download {name} and it is not cached") from None
     except EntryNotFoundError:
-        if name in OPTIONAL_FILES:
+        if optional:
             return None
         if name == WEIGHTS_FILE:
             raise ModelLoadError(
-                f"{where}: the repo has no {WEIGHTS_FILE}; the explorer loads safetensors only"
+                f"{where}: the repo has no {WEIGHTS_FILE} (nor {INDEX_FILE} with shards); the explorer loads "
+                "safetensors only"
             ) from None
         raise ModelLoadError(f"{where}: the repo has no {name}") from None
     except HFValidationError as error:
@@ -255,9 +324,16 @@ def _family(model_type, where: str) -> Family:
     return family
 
 
-def _read_hub_model(folder: Path, where: str, device: torch.device, model_type) -> tuple[HubClassifier, Tokenizer]:
+def _read_hub_model(folder: Path, where: str, device: torch.device, config: dict) -> tuple[HubClassifier, Tokenizer]:
     """A ``transformers`` classifier of a supported family, wrapped, and its tokenizer (``transformer.hub``)."""
+    model_type = config["model_type"]
     family = _family(model_type, where)
+    weights = WEIGHTS_FILE if (folder / WEIGHTS_FILE).is_file() else INDEX_FILE  # what the checks above vetted
+    if config.get("transformers_weights", weights) != weights:  # transformers would read that file instead
+        raise ModelLoadError(
+            f"{where}: {CONFIG_FILE} sets transformers_weights to {config['transformers_weights']!r}; the explorer "
+            f"reads {WEIGHTS_FILE} or {INDEX_FILE} and its shards only: remove that key"
+        )
     needs = f"{where}: a {model_type} checkpoint needs the transformers extra: {HUB_EXTRA}"
     if importlib.util.find_spec("transformers") is None:
         raise ModelLoadError(needs)

@@ -36,6 +36,7 @@ from ..explain import atlas
 from ..explain.attribution import DEFAULT_IG_STEPS
 from ..explain.corpus_faithfulness import corpus_faithfulness
 from ..explain.faithfulness import PERCENTS, RANDOM_SEEDS
+from ..loading import INDEX_FILE, shard_names
 from .corpus import Row
 from .inputs import numbered_heads
 
@@ -52,11 +53,21 @@ CACHE_NAME = "attention-explorer"  # under $XDG_CACHE_HOME, else ~/.cache
 
 
 def model_hash(folder: Path) -> str:
-    """The sha256 of the folder's ``model.safetensors``, in hex: what ties an artifact to its model."""
+    """The sha256 of the folder's ``model.safetensors``, in hex: what ties an artifact to its model.
+
+    A sharded ``transformers`` checkpoint (model.safetensors.index.json, no model.safetensors) has the sha256
+    of its index and then each shard the index names, in sorted order, each file led by its name and size: a
+    changed, renamed or added shard, or a changed index, changes the hash.
+    """
     digest = hashlib.sha256()
-    with open(folder / WEIGHTS_FILE, "rb") as file:
-        for block in iter(functools.partial(file.read, 1 << 20), b""):
-            digest.update(block)
+    sharded = not (folder / WEIGHTS_FILE).is_file() and (folder / INDEX_FILE).is_file()
+    names = [INDEX_FILE, *shard_names(folder / INDEX_FILE, str(folder))] if sharded else [WEIGHTS_FILE]
+    for name in names:
+        with open(folder / name, "rb") as file:
+            if sharded:
+                digest.update(f"{name}\0{os.fstat(file.fileno()).st_size}\0".encode())
+            for block in iter(functools.partial(file.read, 1 << 20), b""):
+                digest.update(block)
     return digest.hexdigest()
 
 

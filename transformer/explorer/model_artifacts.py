@@ -12,14 +12,18 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+from ..loading import INDEX_FILE
 from . import artifacts, runner
 
 
 @functools.lru_cache(maxsize=1)
 def model_identity() -> tuple[Path | None, str | None]:
-    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder)."""
+    """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder).
+
+    The weights are model.safetensors, or a sharded checkpoint's index and shards (``artifacts.model_hash``).
+    """
     folder = runner.get_model()[0].folder
-    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
+    if folder is None or not any((folder / name).is_file() for name in (artifacts.WEIGHTS_FILE, INDEX_FILE)):
         return None, None
     return folder, artifacts.model_hash(folder)
 

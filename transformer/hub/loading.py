@@ -1,10 +1,11 @@
 """A ``HubClassifier`` and its tokenizer from a folder holding a ``transformers`` checkpoint.
 
 The folder is a local model folder or a Hub snapshot that ``transformer.loading`` resolved: config.json,
-model.safetensors and tokenizer.json. The weights load through ``AutoModelForSequenceClassification`` with
+model.safetensors (or model.safetensors.index.json and the shards it names, checked there) and tokenizer.json.
+The weights load through ``AutoModelForSequenceClassification``, which reads a sharded index itself, with
 safetensors only, local files only and ``trust_remote_code`` off; every tensor of the classifier must be in
-the file. The tokenizer is the checkpoint's own tokenizer.json read by ``tokenizers``, with its post-processor,
-so ``tokenizer.encode(text)`` adds the [CLS]/[SEP] (or <s>/</s>) the model was trained with.
+the file or the shards. The tokenizer is the checkpoint's own tokenizer.json read by ``tokenizers``, with its
+post-processor, so ``tokenizer.encode(text)`` adds the [CLS]/[SEP] (or <s>/</s>) the model was trained with.
 """
 
 from pathlib import Path
@@ -25,7 +26,8 @@ def read_hub_model(folder: Path, family: Family, device: torch.device) -> tuple[
     """The classifier in eval mode on ``device``, wrapped in a ``HubClassifier``, and its tokenizer.
 
     Args:
-        folder: holds config.json, model.safetensors and tokenizer.json.
+        folder: holds config.json, model.safetensors (or model.safetensors.index.json and its shards) and
+            tokenizer.json.
         family: the family of config.json's ``model_type``.
         device: where the parameters go.
 
@@ -47,7 +49,7 @@ def read_hub_model(folder: Path, family: Family, device: torch.device) -> tuple[
 
 
 def _read_classifier(folder: Path, family: Family) -> torch.nn.Module:
-    """``AutoModelForSequenceClassification`` from model.safetensors in float32, strictly: no tensor left random."""
+    """``AutoModelForSequenceClassification`` from safetensors weights in float32, strictly: no tensor left random."""
     try:
         classifier, info = AutoModelForSequenceClassification.from_pretrained(
             str(folder),
@@ -65,8 +67,10 @@ def _read_classifier(folder: Path, family: Family) -> torch.nn.Module:
     missing, mismatched = list(info["missing_keys"]), list(info["mismatched_keys"])
     if missing or mismatched:
         example = (missing or [str(mismatched[0])])[0]
+        sharded = not (folder / "model.safetensors").is_file()
+        weights = "model.safetensors.index.json (with its shards)" if sharded else "model.safetensors"
         raise HubLoadError(
-            f"model.safetensors does not hold every tensor of a {family.classifier} built from config.json "
+            f"{weights} does not hold every tensor of a {family.classifier} built from config.json "
             f"({len(missing)} missing, {len(mismatched)} of other shapes, e.g. {example}); "
             "is it a sequence-classification checkpoint?"
         )
