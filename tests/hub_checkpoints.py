@@ -1,12 +1,13 @@
 """Tiny random ``transformers`` sequence classifiers (BERT, DistilBERT, RoBERTa) and their tokenizers, built in-process.
 
-Each tokenizer is trained here with ``tokenizers`` on ``HUB_CORPUS`` (WordPiece with BERT's [CLS]/[SEP]
-template for BERT and DistilBERT, byte-level BPE with RoBERTa's <s>/</s> for RoBERTa). Each model is built
+Each tokenizer is made here with ``tokenizers`` from ``HUB_CORPUS`` (WordPiece with BERT's [CLS]/[SEP]
+template for BERT and DistilBERT, byte-level BPE trained with RoBERTa's <s>/</s> for RoBERTa). Each model is built
 from its config (hidden size 16, 2 layers, 2 heads), seeded, with weights drawn wide enough
 (``INIT_RANGE``) that knocking out a head or reordering tokens moves the logits, and saved with safetensors
 beside its tokenizer.json: a folder ``load_model`` reads, with no network.
 """
 
+import string
 from pathlib import Path
 
 import torch
@@ -29,14 +30,20 @@ BPE_SPECIALS = ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]  # ids 0 .. 4: <pad> 
 
 
 def wordpiece_tokenizer() -> Tokenizer:
-    """A BERT-style WordPiece tokenizer with the [CLS] $A [SEP] post-processor."""
-    tokenizer = Tokenizer(models.WordPiece(unk_token="[UNK]"))
-    tokenizer.normalizer = normalizers.BertNormalizer(lowercase=True)
-    tokenizer.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    tokenizer.decoder = decoders.WordPiece()
-    tokenizer.train_from_iterator(
-        HUB_CORPUS, trainers.WordPieceTrainer(vocab_size=150, special_tokens=WORDPIECE_SPECIALS)
+    """A BERT-style WordPiece tokenizer with the [CLS] $A [SEP] post-processor.
+
+    Its vocabulary is laid out here rather than trained (``tokenizers``' WordPiece trainer orders ties differently
+    from run to run): the specials, ``HUB_CORPUS``'s words, then every character alone and as a ``##`` piece.
+    """
+    normalizer, pre_tokenizer = normalizers.BertNormalizer(lowercase=True), pre_tokenizers.BertPreTokenizer()
+    words = sorted(
+        {w for text in HUB_CORPUS for w, _ in pre_tokenizer.pre_tokenize_str(normalizer.normalize_str(text))}
     )
+    characters = sorted(set("".join(words)) | set(string.ascii_lowercase + string.digits + string.punctuation))
+    vocab = dict.fromkeys([*WORDPIECE_SPECIALS, *words, *characters, *(f"##{c}" for c in characters)])
+    tokenizer = Tokenizer(models.WordPiece({token: i for i, token in enumerate(vocab)}, unk_token="[UNK]"))
+    tokenizer.normalizer, tokenizer.pre_tokenizer, tokenizer.decoder = normalizer, pre_tokenizer, decoders.WordPiece()
+    tokenizer.add_special_tokens(WORDPIECE_SPECIALS)  # already in the vocabulary: marks them special, as training does
     cls, sep = tokenizer.token_to_id("[CLS]"), tokenizer.token_to_id("[SEP]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", cls), ("[SEP]", sep)]
