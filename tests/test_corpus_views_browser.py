@@ -40,7 +40,7 @@ def url(app, tmp_path_factory):
         loaded.folder, artifacts.ERRORS_FILE, artifacts.build_errors(loaded.model, loaded.tokenizer, sets, sha)
     )
     head_atlas.ATLAS.forget()
-    errors.model_errors.cache_clear()
+    errors.ERRORS.forget()
     with serving_app(app) as served:
         yield served
 
@@ -65,7 +65,7 @@ def test_clicking_a_head_in_the_atlas_opens_it_in_the_attention_tab(page, url):
 def test_clicking_an_error_opens_its_sentence_and_the_address_holds_it(page, url):
     page.goto(f"{url}?view=errors")
     page.wait_for_function("() => document.querySelector('#errors-summary')?.textContent.includes('Wrong predictions')")
-    first = errors.model_errors()["errors"][0]["text"]
+    first = errors.ERRORS.current()["errors"][0]["text"]
     page.locator("#errors-table").get_by_text(first, exact=True).first.click()
     page.wait_for_function("(t) => document.querySelector('#sentence textarea').value === t", arg=first)
     page.wait_for_function("(t) => new URL(location.href).searchParams.get('text') === t", arg=first)

@@ -3,6 +3,8 @@ cache folder, else computed once in this process and written to the cache folder
 
 A ``ModelArtifact`` is one file of them (the head atlas, the behaviour report, the faithfulness means).
 One computation runs at a time: a request that comes meanwhile waits for it and gets its result.
+A tab that computes its artifact on first open (Behaviour, Errors) draws ``RUN`` into a hidden box of its own, whose
+change runs ``compute_then_draw`` with a progress bar.
 """
 
 from __future__ import annotations
@@ -12,8 +14,12 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
+import gradio as gr
+
 from ..loading import INDEX_FILE
 from . import artifacts, runner
+
+RUN = "run"  # a tab's hidden box's value that computes its artifact, with a progress bar
 
 
 @functools.lru_cache(maxsize=1)
@@ -74,3 +80,12 @@ class ModelArtifact:
         self._computed.clear()
         self._stored.cache_clear()
         model_identity.cache_clear()
+
+
+def compute_then_draw(artifact: ModelArtifact, needed: str, draw: Callable[..., tuple], inputs: tuple, outputs: int):
+    """A tab's hidden box changed to ``needed``: at ``RUN``, compute ``artifact`` (only if there is none yet), then
+    return ``draw(*inputs)``; any other change (the draw clearing the box) leaves the ``outputs`` drawn as they are."""
+    if needed != RUN:
+        return (gr.skip(),) * outputs
+    artifact.compute()
+    return draw(*inputs)

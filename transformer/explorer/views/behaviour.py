@@ -22,7 +22,7 @@ from .. import artifacts, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
 from ..markup import table
-from ..model_artifacts import ModelArtifact, model_identity
+from ..model_artifacts import RUN, ModelArtifact, compute_then_draw, model_identity
 from ..registry import Drawing, Page, View
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -30,7 +30,6 @@ DEFAULT_PART = "test"  # the part a recipe is reported on (the selection part tu
 COLUMNS = ["part", "capability", "test", "case", "expected", "P(positive)", "miss", "text"]
 COLUMN_WIDTHS = ["95px", "130px", "170px", "70px", "120px", "120px", "80px", "auto"]
 EXPECTED = {"invariance": "same class", "direction": "variant {expect}"}
-RUN = "run"  # the hidden box's value that starts the suite with a progress bar
 _last_figures: list[tuple[dict, str] | None] = [None]  # the report drawn last and its figures' HTML
 _last_rows: list[tuple[dict, dict] | None] = [None]  # the report drawn last and its cases' table rows
 
@@ -205,10 +204,7 @@ def show_behaviour(part, capability, test, search, order, live) -> tuple:
 def compute_and_show(needed, part, capability, test, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
     """The hidden box's change to ``RUN``: run the suite with a progress bar (only if there is no report yet), then
     draw. Any other change (its clearing) draws nothing."""
-    if needed != RUN:
-        return gr.skip(), gr.skip(), gr.skip(), gr.skip()
-    REPORT.compute()
-    return show_behaviour(part, capability, test, search, order, live)
+    return compute_then_draw(REPORT, needed, show_behaviour, (part, capability, test, search, order, live), 4)
 
 
 def run_and_show(name, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008

@@ -1,21 +1,25 @@
 """Error-browser tab: the bundled dev sets' sentences the model gets wrong, most confident first, and the
 ``/errors`` endpoint.
 
-The list is computed with the model into ``errors.json`` next to it (``explorer.artifacts``); the Space
-never needs the data. Filters: set, true label, and a text search. Clicking a row opens its sentence in
-the explorer, so the page address holds it and a wrong prediction can be shared as a link.
+The list is read from ``errors.json`` next to the model when its hash is the model's (``python -m
+transformer.artifacts`` writes it; the Space never needs the data), else from the explorer's cache folder. A model
+with neither (a retrained or user model) has it computed on first open of the tab or first call of ``/errors``
+when the data folder is at hand: once, with a progress bar, the list that command would write, kept in the cache
+folder, never the model folder. Without the data folder the tab says how to make one. Filters: set, true label
+(their choices follow the list), and a text search. Clicking a row opens its sentence in the explorer, so the page
+address holds it and a wrong prediction can be shared as a link.
 """
 
 from __future__ import annotations
 
-import functools
 import html
 
 import gradio as gr
 
-from .. import artifacts, runner, scripts
+from .. import artifacts, corpus, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
+from ..model_artifacts import RUN, ModelArtifact, compute_then_draw
 from ..registry import Drawing, Page, View
 
 ALL = "all"
@@ -23,16 +27,31 @@ MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 COLUMNS = ["set", "true label", "predicted", "confidence", "text"]
 # Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
 COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "auto"]
+COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
 
 
-# Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
-@functools.lru_cache(maxsize=1)
-def model_errors() -> dict | None:
-    """The errors.json made for the explorer's model (same weights hash), read once; None when there is none."""
-    folder = runner.get_model()[0].folder
-    if folder is None or not (folder / artifacts.WEIGHTS_FILE).is_file():
-        return None
-    return artifacts.read_artifact(folder, artifacts.ERRORS_FILE, artifacts.model_hash(folder))
+def build_errors(sha: str) -> dict:
+    """The loaded model's wrong predictions on the bundled dev sets, as ``python -m transformer.artifacts`` writes
+    them (tqdm progress).
+
+    Raises:
+        gr.Error: there is no data folder to compute them from.
+    """
+    data_dir = corpus.data_dir()
+    if not corpus.has_dev_sets(data_dir):
+        raise gr.Error(
+            f"No data folder here to compute the errors from. Make them with: {COMMAND}", print_exception=False
+        )
+    loaded, _ = runner.get_model()
+    return artifacts.build_errors(loaded.model, loaded.tokenizer, corpus.dev_sets(data_dir), sha)
+
+
+ERRORS = ModelArtifact(artifacts.ERRORS_FILE, build_errors)  # errors.json, else the cache's, else computed once
+
+
+def filter_choices(data: dict | None) -> tuple[list[str], list[str]]:
+    """The set and true-label choices: ``ALL``, then the list's sets and label names (none without a list)."""
+    return [ALL, *(data["sets"] if data else [])], [ALL, *(data["label_names"] if data else [])]
 
 
 def filter_errors(errors: list[dict], set_name: str = ALL, label: str = ALL, search: str = "") -> list[dict]:
@@ -48,7 +67,7 @@ def filter_errors(errors: list[dict], set_name: str = ALL, label: str = ALL, sea
 
 def check_filters(data: dict, set_name, label, search) -> tuple[str, str, str]:
     """The filters as sent when the file offers them, else an ``InputError`` that says what is allowed."""
-    sets, labels = [ALL, *data["sets"]], [ALL, *data["label_names"]]
+    sets, labels = filter_choices(data)
     if set_name not in sets:
         raise InputError(f"Choose a set from {', '.join(sets)}; got {shown(set_name)}.")
     if label not in labels:
@@ -58,13 +77,15 @@ def check_filters(data: dict, set_name, label, search) -> tuple[str, str, str]:
     return set_name, label, search[:200]
 
 
-def errors_summary(data: dict | None, matching: int | None = None) -> str:
-    """How many errors each set has, how many match the filters, or why there is no list."""
+def errors_summary(data: dict | None, matching: int | None = None, computing: bool = False) -> str:
+    """How many errors each set has, how many match the filters; or that the list is ``computing`` now, or how to
+    make one."""
+    if data is None and computing:
+        return "<p>No error list for this model yet: computing it on the dev sets now.</p>"
     if data is None:
         return (
-            "<p>No error list ships with this model. Make one with <code>python -m transformer.artifacts "
-            "--model MODEL_FOLDER --data-dir DATA_FOLDER</code>; it writes <code>errors.json</code> next to the "
-            "model.</p>"
+            f"<p>No error list ships with this model. Make one with <code>{html.escape(COMMAND)}</code>; it writes "
+            "<code>errors.json</code> next to the model.</p>"
         )
     counts = ", ".join(
         f"{html.escape(name)} {count['wrong']} of {count['rows']}" for name, count in data["sets"].items()
@@ -75,14 +96,23 @@ def errors_summary(data: dict | None, matching: int | None = None) -> str:
 
 
 def show_errors(set_name: str, label: str, search: str) -> tuple:
-    """(summary, table rows) for the filters; no list when the model has no errors.json."""
-    data = model_errors()
+    """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
+    at hand sets the box to ``RUN``, which computes it; the choices keep the value chosen."""
+    data = ERRORS.current()
     if data is None:
-        return errors_summary(None), None
+        computing = corpus.has_dev_sets(corpus.data_dir())
+        return errors_summary(None, computing=computing), None, gr.skip(), gr.skip(), RUN if computing else ""
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
     rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]
-    return errors_summary(data, len(picked)), rows
+    sets, labels = filter_choices(data)
+    return errors_summary(data, len(picked)), rows, gr.Dropdown(choices=sets), gr.Dropdown(choices=labels), ""
+
+
+def compute_and_show(needed, set_name, label, search, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
+    """The hidden box's change to ``RUN``: compute the list with a progress bar (only if there is none yet), then
+    draw. Any other change (its clearing) draws nothing."""
+    return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search), 5)
 
 
 def picked_text(event: gr.SelectData) -> str:
@@ -92,7 +122,8 @@ def picked_text(event: gr.SelectData) -> str:
 
 
 def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100) -> dict:
-    """The bundled dev sets' sentences the explorer's model gets wrong, most confident first.
+    """The bundled dev sets' sentences the explorer's model gets wrong, most confident first (computed on first use
+    when no errors.json was made for these weights and the data folder is at hand).
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
@@ -106,7 +137,9 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
         (true), "predicted", "confidence" (the predicted class's probability)}, ...]}; without a list, no errors and
         a "note" that says so.
     """
-    data = model_errors()
+    data = ERRORS.current()
+    if data is None and corpus.has_dev_sets(corpus.data_dir()):
+        data = ERRORS.compute()  # the one computation, shared with any request waiting for it
     if data is None:
         return {"sets": {}, "matching": 0, "errors": [], "note": "No error list ships with this model (errors.json)."}
     with runner.clear_errors("Cannot filter the errors"):
@@ -117,17 +150,17 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
 
 def layout(page: Page) -> Drawing:
     gr.Markdown("The dev-set sentences the model gets wrong, the most confident mistakes first.")
-    data = model_errors()
+    sets, labels = filter_choices(ERRORS.current())  # a list computed later: the draws set the choices
     with gr.Row():
         set_name = gr.Dropdown(
-            [ALL, *(data["sets"] if data else [])],
+            sets,
             value=ALL,
             label="Set",
             allow_custom_value=True,
             elem_id="errors-set",
         )
         label = gr.Dropdown(
-            [ALL, *(data["label_names"] if data else [])],
+            labels,
             value=ALL,
             label="True label",
             allow_custom_value=True,  # checked by check_filters, which never echoes a deep link's markup
@@ -144,13 +177,16 @@ def layout(page: Page) -> Drawing:
         label="Wrong predictions (click a row to open it)",
         elem_id="errors-table",
     )
+    needed = gr.Textbox(visible="hidden", elem_id="errors-needed")
     clicked = gr.Textbox(visible=False, elem_id="errors-clicked")
+    inputs, outputs = [set_name, label, search], [summary, table, set_name, label, needed]
+    computed = needed.change(compute_and_show, [needed, *inputs], outputs, api_visibility="private")
+    # Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
     table.select(picked_text, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
-    return Drawing(
-        show_errors, [set_name, label, search], [summary, table], [set_name.input, label.input, search.submit]
-    )
+    triggers = [set_name.input, label.input, search.submit]
+    return Drawing(show_errors, inputs, outputs, triggers, redrawn=[computed])
 
 
 VIEW = View("errors", "Errors", layout, endpoints={"errors": errors}, colour_scale=False)
