@@ -295,6 +295,7 @@ ENDPOINTS = {
     "/perturb",
     "/word_order",
     "/compare",
+    "/compare_models",
     "/export",
     "/head_atlas",
     "/errors",

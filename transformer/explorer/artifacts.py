@@ -5,12 +5,13 @@ corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentence
 most confident first (at most 1 MB); ``behaviour.json`` the behavioural suite's report (``behaviour.report``:
 failure rates per test and capability, every failing case), which needs no data folder; ``faithfulness.json``
 each explanation method's mean AOPC by erasure over the reference corpus (``explain.corpus_faithfulness``).
-Each carries the sha256 of ``model.safetensors``: a file made for other weights is ignored, so the atlas and
-the report are recomputed when the model changes. Layers and heads count from 1.
+Each carries the sha256 of the weights (``model_hash``: ``model.safetensors``, or a sharded checkpoint's index
+and shards): a file made for other weights is ignored, so the atlas and the report are recomputed when the model
+changes. Layers and heads count from 1.
 
 ``python -m transformer.artifacts`` writes all four for a model folder (the data folder is needed there only,
-never by the Space). An atlas or report the explorer computes itself goes to its cache folder instead, never the model
-folder (``cache_folder``): ``$ATTENTION_EXPLORER_CACHE/<sha256>/``, else
+never by the Space). An atlas, error list or report the explorer computes itself goes to its cache folder
+instead, never the model folder (``cache_folder``): ``$ATTENTION_EXPLORER_CACHE/<sha256>/``, else
 ``$XDG_CACHE_HOME/attention-explorer/<sha256>/``, else ``~/.cache/attention-explorer/<sha256>/``.
 """
 
