@@ -21,16 +21,18 @@ from transformer.loading import load_model
 SENTENCE = "a wonderful film , the acting was dull"
 
 
-@pytest.fixture(scope="module")
-def deeper_bert_dir(tmp_path_factory):
-    """A tiny BERT of another shape than the app's tiny model (2 layers of 2 heads): 3 layers of 4 heads."""
-    folder = tmp_path_factory.mktemp("bert-3x4")
+def write_deeper_bert(folder):
+    """A tiny BERT of another shape than the app's tiny model (2 layers of 2 heads), 3 layers of 4 heads; ``folder``."""
     tokenizer = wordpiece_tokenizer()
-    hub_classifier(
-        "bert", tokenizer.get_vocab_size(), seed=1, num_hidden_layers=3, num_attention_heads=4
-    ).save_pretrained(folder)
+    classifier = hub_classifier("bert", tokenizer.get_vocab_size(), seed=1, num_hidden_layers=3, num_attention_heads=4)
+    classifier.save_pretrained(folder)
     tokenizer.save(str(folder / "tokenizer.json"))
     return folder
+
+
+@pytest.fixture(scope="module")
+def deeper_bert_dir(tmp_path_factory):
+    return write_deeper_bert(tmp_path_factory.mktemp("bert-3x4"))
 
 
 @pytest.fixture

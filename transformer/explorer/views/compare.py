@@ -176,7 +176,7 @@ def sentences_layout(page: Page) -> Drawing:
     with gr.Row(equal_height=True):
         text = gr.Textbox(EXAMPLE, label="Sentence B", scale=3, elem_id="compare-text")
         layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="compare-layer")
-        head = gr.Radio(head_choices(page.model), value=1, label="Head")
+        head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="compare-head")
         button = gr.Button("Compare", elem_id="compare-button")
     with gr.Row():
         prediction_a = gr.Label(label="Prediction A", elem_id="compare-a")
@@ -289,7 +289,7 @@ def models_layout(page: Page) -> Drawing:
     with gr.Row(equal_height=True):
         text = gr.Textbox(visible=False, elem_id="compare-text")  # holds the address's second sentence, unused here
         layer = gr.Radio([(str(i), i) for i in range(1, layers + 1)], value=1, label="Layer", elem_id="compare-layer")
-        head = gr.Radio([(str(i), i) for i in range(1, heads + 1)], value=1, label="Head")
+        head = gr.Radio([(str(i), i) for i in range(1, heads + 1)], value=1, label="Head", elem_id="compare-head")
     with gr.Row():
         prediction_a = gr.Label(label="Model A", elem_id="compare-a")
         prediction_b = gr.Label(label="Model B", elem_id="compare-b")
