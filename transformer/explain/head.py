@@ -71,10 +71,7 @@ def layer_input(
     check_sentence(model, input_ids)
     if not 0 <= layer < model.num_layers:
         raise ValueError(f"layer must be in [0, {model.num_layers}), got {layer}")
-    x = model.embed(input_ids, positional_encoding=positional_encoding)  # (1, N, D)
-    for i, block in enumerate(model.layers[:layer]):
-        x, _ = block(x, None, False, None if head_mask is None else head_mask[i])
-    return x
+    return model.hidden_states(input_ids, head_mask=head_mask, positional_encoding=positional_encoding)[layer]
 
 
 def queries_keys(model, input_ids: torch.Tensor, layer: int, **switches) -> tuple[torch.Tensor, torch.Tensor]:
