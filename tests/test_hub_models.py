@@ -205,7 +205,7 @@ def test_the_endpoints_explanations_run(hub):
 
 
 INTERFACE = ["num_layers", "num_heads", "d_model", "max_len", "pad_token_id", "label_names", "use_positional_encoding",
-             "special_token_ids", "token_embeddings", "position_table", "embedding", "hidden_states"]  # fmt: skip
+             "special_token_ids", "added_token_ids", "token_embeddings", "position_table", "embedding", "hidden_states"]  # fmt: skip
 
 
 def test_both_kinds_of_model_share_the_interface(hub):
@@ -224,3 +224,16 @@ def test_the_explorers_analysis_reads_it(hub):
     assert result.attentions.shape == (2, 2, n, n) and result.label_names == ["negative", "positive"]
     assert result.tokens[0] == ("<s>" if family == "roberta" else "[CLS]")
     assert abs(sum(result.probabilities) - 1) < 1e-5
+
+
+def test_the_pad_baseline_keeps_the_tokens_the_tokenizer_adds(hub):
+    family, loaded, _ = hub
+    ids = ids_of(loaded)
+    added = loaded.tokenizer.encode("").ids  # [CLS] [SEP], or <s> </s>
+    assert sorted(loaded.model.added_token_ids) == sorted(added) and len(added) == 2
+    result = attribution.integrated_gradients(loaded.model, ids, target=1, steps=128)
+    assert result.kept_positions == [0, ids.size(1) - 1]
+    assert result.attributions[0] == 0 and result.attributions[-1] == 0  # the same in the input and the baseline
+    assert result.attributions[1:-1].abs().sum() > 0 and result.complete
+    zero = attribution.integrated_gradients(loaded.model, ids, target=1, baseline="zero", steps=8)
+    assert zero.kept_positions == [] and zero.attributions[0] != 0

@@ -18,7 +18,7 @@ from transformer.explorer import analysis, runner
 from transformer.explorer.analysis import InputError
 from transformer.explorer.colour import excluded_positions
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
-from transformer.explorer.views import positional_encoding, token_embeddings, walkthrough
+from transformer.explorer.views import attributions, positional_encoding, token_embeddings, walkthrough
 from transformer.loading import load_model
 
 OTHER = types.SimpleNamespace(model_type="bert", max_len=512, d_model=32)  # what the views see of a Hub model
@@ -90,3 +90,12 @@ def test_a_hub_tokenizers_special_tokens_can_be_left_out_of_the_colour_scale():
     assert excluded_positions(["[CLS]", "good", "[SEP]"], ["special"]) == [0, 2]
     assert excluded_positions(["<s>", "good", "</s>", "[PAD]"], ["special"]) == [0, 2, 3]
     assert excluded_positions(["<s>", "good"], []) == []
+
+
+def test_the_attributions_tab_says_which_tokens_the_pad_baseline_keeps(app, hub_model_dirs):
+    loaded = load_model(hub_model_dirs["roberta"], device="cpu")
+    result = analysis.analyze(loaded.model, loaded.tokenizer, "a wonderful film")
+    summary = attributions.attribution_panel(attributions.attribution_view(loaded.model, None, result))[0]
+    assert "every token replaced by [PAD] but &lt;s&gt;, &lt;/s&gt;, kept" in summary
+    ours = attributions.attribution_view(runner.get_model()[0].model, None, runner.run_model("a wonderful film"))
+    assert "every token replaced by [PAD], same positions" in attributions.attribution_panel(ours)[0]

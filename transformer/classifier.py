@@ -93,6 +93,8 @@ class TransformerClassifier(
         """The ids of the tokenizer's special tokens ([PAD], [UNK], [MASK]), which views leave out of a colour scale."""
         return (self.pad_token_id, UNK_ID, MASK_ID)
 
+    added_token_ids: tuple[int, ...] = ()  # the tokens a tokenizer adds around a sentence: ours adds none ([CLS]...)
+
     def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:
         """The input of the first encoder block: token embeddings plus positional encoding, then dropout.
 

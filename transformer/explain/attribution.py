@@ -35,13 +35,15 @@ class IntegratedGradients:
     """Integrated Gradients for one sentence and target class.
 
     Shape:
-        attributions: (N,). The rest are floats; ``completeness_error`` is
-        sum(attributions) − (target_logit − baseline_logit), zero for exact integration.
+        attributions: (N,). ``kept_positions``: the positions the baseline keeps as they are (a BERT's [CLS]
+        and [SEP]). The rest are floats; ``completeness_error`` is sum(attributions) − (target_logit −
+        baseline_logit), zero for exact integration.
     """
 
     attributions: torch.Tensor
     target: int
     baseline: str
+    kept_positions: list[int]
     steps: int
     target_logit: float
     baseline_logit: float
@@ -139,10 +141,11 @@ def integrated_gradients(
         model: the classifier, in eval mode.
         input_ids: one sentence, no padding.
         target: class index; f is its logit.
-        baseline: "pad", every token replaced by [PAD] (``model.pad_token_id``), or "zero", all-zero
-            embeddings. ``padding_idx`` keeps the [PAD] embedding at zero, so the two agree unless
-            loaded weights changed that row. Either way the positional encoding is still added, so
-            the baseline is "no words, same positions".
+        baseline: "pad", every token replaced by [PAD] (``model.pad_token_id``) but those the tokenizer adds
+            around every sentence (``model.added_token_ids``: a BERT's [CLS] and [SEP], which then get no
+            attribution), or "zero", all-zero embeddings. ``padding_idx`` keeps the tutorial model's [PAD]
+            embedding at zero, so the two agree for it unless loaded weights changed that row. Either way
+            the positions are still added, so the baseline is "no words, same positions".
         steps: S, the number of quadrature nodes.
 
     Shape:
@@ -158,10 +161,12 @@ def integrated_gradients(
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     nodes, weights = np.polynomial.legendre.leggauss(steps)  # on [-1, 1]
+    added = torch.tensor(model.added_token_ids, dtype=torch.long, device=input_ids.device)
+    kept = torch.isin(input_ids, added) if baseline == "pad" else torch.zeros_like(input_ids, dtype=torch.bool)
     with torch.no_grad():
         embeds = model.token_embeddings(input_ids)[0]  # (N, D)
         if baseline == "pad":
-            reference = model.token_embeddings(torch.full_like(input_ids, model.pad_token_id))[0]  # (N, D)
+            reference = model.token_embeddings(input_ids.masked_fill(~kept, model.pad_token_id))[0]  # (N, D)
         else:
             reference = torch.zeros_like(embeds)
     # (P,): the baseline, the input, then the nodes mapped to [0, 1]; the end points weigh nothing in the integral
@@ -177,6 +182,7 @@ def integrated_gradients(
         attributions=attributions,
         target=target,
         baseline=baseline,
+        kept_positions=kept[0].nonzero().flatten().tolist(),
         steps=steps,
         target_logit=target_logit,
         baseline_logit=baseline_logit,

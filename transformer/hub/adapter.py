@@ -32,9 +32,11 @@ class HubClassifier(nn.Module):
         family: where its layers, heads and position embeddings are (``families.FAMILIES``).
         special_token_ids: the ids the tokenizer adds or reserves ([CLS], [SEP], [PAD], ...), for views that
             leave them out of a colour scale.
+        added_token_ids: the ids the tokenizer adds around every sentence ([CLS] and [SEP], or <s> and </s>),
+            which Integrated Gradients' [PAD] baseline keeps.
     """
 
-    def __init__(self, classifier: nn.Module, family: Family, special_token_ids=()):
+    def __init__(self, classifier: nn.Module, family: Family, special_token_ids=(), added_token_ids=()):
         super().__init__()
         classifier.set_attn_implementation("eager")
         config = classifier.config
@@ -50,6 +52,7 @@ class HubClassifier(nn.Module):
         self.use_positional_encoding = True
         self.pooling = "first"  # the classifier reads the first token, [CLS] or <s> (see ``explain.rollout``)
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
+        self.added_token_ids = tuple(sorted(set(added_token_ids)))
 
     @property
     def model_type(self) -> str:

@@ -44,7 +44,8 @@ def read_hub_model(folder: Path, family: Family, device: torch.device) -> tuple[
             "the files come from different models"
         )
     special = {i for i, token in tokenizer.get_added_tokens_decoder().items() if token.special}
-    model = HubClassifier(classifier, family, special_token_ids=special)
+    added = tokenizer.encode("").ids  # what the post-processor puts around any text: [CLS] [SEP], <s> </s>
+    model = HubClassifier(classifier, family, special_token_ids=special, added_token_ids=added)
     return model.to(device).eval(), tokenizer
 
 

@@ -218,7 +218,10 @@ def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, 
     """(summary, gradient × input over the text, Integrated Gradients over the text, both per token, agreement)."""
     ig = view.integrated_gradients
     pieces = text_pieces(view.text, view.offsets)
-    baseline = "every token replaced by [PAD]" if ig.baseline == "pad" else "all-zero token embeddings"
+    baseline = "all-zero token embeddings"
+    if ig.baseline == "pad":
+        kept = html.escape(", ".join(dict.fromkeys(view.tokens[p] for p in ig.kept_positions)))
+        baseline = "every token replaced by [PAD]" + (f" but {kept}, kept (so they get none)" if kept else "")
     difference = ig.target_logit - ig.baseline_logit
     verdict = "within" if ig.complete else "outside"
     summary = (
