@@ -205,7 +205,8 @@ def test_the_endpoints_explanations_run(hub):
 
 
 INTERFACE = ["num_layers", "num_heads", "d_model", "max_len", "pad_token_id", "label_names", "use_positional_encoding",
-             "special_token_ids", "added_token_ids", "token_embeddings", "position_table", "embedding", "hidden_states"]  # fmt: skip
+             "special_token_ids", "added_token_ids", "token_embeddings", "position_table", "embedding",
+             "hidden_states"]  # fmt: skip
 
 
 def test_both_kinds_of_model_share_the_interface(hub):
@@ -227,7 +228,7 @@ def test_the_explorers_analysis_reads_it(hub):
 
 
 def test_the_pad_baseline_keeps_the_tokens_the_tokenizer_adds(hub):
-    family, loaded, _ = hub
+    _, loaded, _ = hub
     ids = ids_of(loaded)
     added = loaded.tokenizer.encode("").ids  # [CLS] [SEP], or <s> </s>
     assert sorted(loaded.model.added_token_ids) == sorted(added) and len(added) == 2
