@@ -1,5 +1,6 @@
 """The explorer on each Hub family (tiny random BERT, DistilBERT and RoBERTa checkpoints): the app starts on it
-(``MODEL_ID`` = its folder, in a fresh process, since the app loads its model once), every endpoint answers, and
+(``MODEL_ID`` = its folder, in a fresh process, since the app loads its model once; another family as its second
+model), every endpoint answers, and
 the views that read the tutorial's architecture say in one line that they do not apply; the endpoint fuzz tests
 (tests/test_fuzz_api.py) run on one of them too, all of them, in a process of their own."""
 
@@ -27,12 +28,14 @@ FUZZ_TIMEOUT = 1200  # seconds; about 95 s alone on two cores, several times tha
 
 @pytest.fixture(scope="module")
 def answers(hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
-    """{family: {endpoint: "ok" or its error}}, each family's app in a process of its own."""
+    """{family: {endpoint: "ok" or its error}}, each family's app in a process of its own, with the next family as
+    its second model (``MODEL_ID_B``, which Compare reads the same sentence with)."""
     data = write_dev_sets(tmp_path_factory.mktemp("hub-data") / "data")
     found = {}
-    for family in HUB_FAMILIES:
+    for i, family in enumerate(HUB_FAMILIES):
         env = os.environ | {
             "MODEL_ID": str(hub_model_dirs[family]),
+            "MODEL_ID_B": str(hub_model_dirs[HUB_FAMILIES[(i + 1) % len(HUB_FAMILIES)]]),
             "SENTIMENT_DATA_DIR": str(data),  # the corpus views compute for this model on first use
             "ATTENTION_EXPLORER_CACHE": str(tmp_path_factory.mktemp(f"cache-{family}")),
             "HF_HUB_OFFLINE": "1",
@@ -55,7 +58,7 @@ def answers(hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
 @pytest.mark.parametrize("family", HUB_FAMILIES)
 def test_every_endpoint_answers_on_each_family(answers, family):
     answered = answers[family]
-    assert {"predict", "attention", "attributions", "faithfulness", "knockout", "head_internals"} <= set(answered)
+    assert {"predict", "attention", "attributions", "faithfulness", "knockout", "compare_models"} <= set(answered)
     broken = {name: said for name, said in answered.items() if name not in TUTORIAL_ONLY and said != "ok"}
     assert not broken, broken
     for name in TUTORIAL_ONLY:
