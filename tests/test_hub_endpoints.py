@@ -1,8 +1,8 @@
 """The explorer on each Hub family (tiny random BERT, DistilBERT and RoBERTa checkpoints): the app starts on it
 (``MODEL_ID`` = its folder, in a fresh process, since the app loads its model once; another family as its second
-model), every endpoint answers, and
-the views that read the tutorial's architecture say in one line that they do not apply; the endpoint fuzz tests
-(tests/test_fuzz_api.py) run on one of them too, all of them, in a process of their own."""
+model), every endpoint answers, and the views that read the tutorial's architecture say in one line that they do
+not apply; the endpoint fuzz tests (tests/test_fuzz_api.py) run on one of them too, all of them, in a process of
+their own."""
 
 import ast
 import json
