@@ -39,6 +39,10 @@ if "OMP_NUM_THREADS" not in os.environ:
     torch.set_num_threads(1)
 
 TINY_MAX_LEN = 32
+# Set to a Hub family ("bert", "distilbert", "roberta"), the ``app`` fixture imports the app on that family's tiny
+# checkpoint instead of the tutorial's tiny model (``write_app_model_dir``): tests/test_hub_endpoints.py runs the
+# endpoint fuzz tests so, in a process of their own. Unset, nothing changes.
+TEST_MODEL_VARIABLE = "EXPLORER_TEST_MODEL"
 LABELS = ["negative", "positive"]
 MARKUP = '<b>bold</b> <script>window.__x=1</script> <a href="https://example.com">link</a>'
 CORPUS = [
@@ -67,6 +71,29 @@ def write_model_dir(directory: Path) -> Path:
     tokenizer.save(str(directory / "tokenizer.json"))
     (directory / "metrics.json").write_text(json.dumps({"dev": {"sst2": 0.5, "mean": 0.5}, "test": {"sst2": 0.5}}))
     return directory
+
+
+def write_hub_app_dir(directory: Path, family: str) -> Path:
+    """The tiny Hub checkpoint of ``family`` (``hub_checkpoints``) saved in ``directory/model``; ``directory/model``.
+
+    A data folder of the four dev sets (``tiny.write_dev_sets``) is written beside it and becomes the app's
+    ``SENTIMENT_DATA_DIR`` for the session: a Hub model has no artifacts, so the corpus views compute theirs from
+    it on first use (the tutorial model's views say instead that the data folder is missing).
+    """
+    from hub_checkpoints import HUB_FAMILIES, write_hub_checkpoint  # imports transformers, the extra
+    from tiny import write_dev_sets
+
+    if family not in HUB_FAMILIES:
+        raise ValueError(f"{TEST_MODEL_VARIABLE}={family!r}: expected one of {', '.join(HUB_FAMILIES)}")
+    os.environ["SENTIMENT_DATA_DIR"] = str(write_dev_sets(directory / "data"))
+    return write_hub_checkpoint(directory / "model", family)
+
+
+def write_app_model_dir(directory: Path) -> Path:
+    """The ``app`` fixture's model folder in ``directory``: the tiny tutorial model (``write_model_dir``), or the tiny
+    checkpoint of the Hub family ``$EXPLORER_TEST_MODEL`` names (``write_hub_app_dir``)."""
+    family = os.environ.get(TEST_MODEL_VARIABLE)
+    return write_hub_app_dir(directory, family) if family else write_model_dir(directory)
 
 
 def import_app(model_dir: Path):

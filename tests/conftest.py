@@ -10,7 +10,9 @@
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
 - ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
-  ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``);
+  ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``). With
+  ``EXPLORER_TEST_MODEL`` set to a Hub family, ``app`` serves that family's tiny checkpoint instead (and a tiny
+  data folder for its corpus views): tests/test_hub_endpoints.py runs the fuzz tests so in a process of their own;
   ``loaded``, the app's ``LoadedModel``, and ``forward_calls``, how many times its model has run in a test.
 - ``browser``: Debian's Chromium driven by Playwright, launched once per test module (never a downloaded
   browser); ``page``: a page of it in a fresh context (1280 × 900, clipboard allowed for ``url``), one per test.
@@ -19,13 +21,21 @@
 import contextlib
 import gzip
 import json
+import os
 import random
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from app_fixtures import build_model, build_tokenizer, import_app, serving, write_model_dir
+from app_fixtures import (
+    TEST_MODEL_VARIABLE,
+    build_model,
+    build_tokenizer,
+    import_app,
+    serving,
+    write_app_model_dir,
+)
 from gradio_client import Client
 from tiny import tiny_model, write_dev_sets
 
@@ -236,8 +246,14 @@ def model(tokenizer):
 
 @pytest.fixture(scope="module")
 def app(tmp_path_factory):
-    """The ``app`` module, importing it on a tiny untrained model if no test has yet."""
-    return import_app(write_model_dir(tmp_path_factory.mktemp("app-model")))
+    """The ``app`` module, importing it on a tiny untrained model if no test has yet: the tutorial's, or with
+    ``$EXPLORER_TEST_MODEL`` set the tiny Hub checkpoint it names (``app_fixtures.write_app_model_dir``)."""
+    app = import_app(write_app_model_dir(tmp_path_factory.mktemp("app-model")))
+    family = os.environ.get(TEST_MODEL_VARIABLE)
+    if family:  # the app loads its model once: imported earlier on another model, it would be tested on that one
+        served = getattr(app.get_model()[0].model, "model_type", "the tutorial's")
+        assert served == family, f"{TEST_MODEL_VARIABLE}={family}, but the app serves {served} model"
+    return app
 
 
 @contextlib.contextmanager

@@ -5,6 +5,9 @@ declared JSON schema, so an endpoint added to app.py is fuzzed without touching 
 events (``api_visibility="private"``) are posted over plain HTTP, as the page does: hiding
 them from gradio_client does not stop anyone else from calling them. After every batch a normal request
 must still get a normal answer. Each test spends a fixed budget of calls, spread over what it found.
+
+The app is the tutorial's tiny model; tests/test_hub_endpoints.py runs this module again, in a process of its own,
+on a tiny Hub checkpoint (``EXPLORER_TEST_MODEL``, see the ``app`` fixture).
 """
 
 import os
@@ -19,6 +22,7 @@ import gradio as gr
 import numpy as np
 import pytest
 from fuzz_helpers import (
+    CAP,
     NORMAL_TEXT,
     UNHANDLED,
     QueueCaller,
@@ -37,6 +41,8 @@ from hypothesis import strategies as st
 
 CALL_TIMEOUT = 60  # seconds for one call: an input that hangs the server fails the test instead of the run
 KNOWN_ENDPOINTS = {"/predict", "/attention"}
+# Under the size cap, and some 1,800 tokens: past the positions of any model the app serves, so every view cuts it
+LONG_TEXT = " ".join([NORMAL_TEXT] * 200)
 RENDERED_AS_HTML = (gr.HTML, gr.Markdown, gr.Plot)  # what the page renders as markup (plotly reads some tags)
 
 
@@ -236,6 +242,29 @@ def test_error_messages_quote_the_callers_values_short_and_escaped(client, endpo
     assert not echoed, echoed
 
 
+def test_a_text_longer_than_the_model_reads_gets_an_answer_or_a_clear_reason(client, endpoints):
+    """Each text parameter in turn gets a text under the size cap but far over the tokens the model reads, the others
+    plain values: the endpoint reads its first max_len tokens (or says clearly why not), never fails unhandled.
+
+    The fuzz draws such texts too, but by chance; this is the case where a model's positions run out.
+    """
+    assert len(LONG_TEXT) < CAP
+    unclear = []
+    for endpoint, parameters in sorted(endpoints.items(), key=str):
+        for i, parameter in enumerate(parameters):
+            if parameter["type"].get("type") != "string":
+                continue
+            args = [normal_argument(p) for p in parameters]
+            args[i] = LONG_TEXT
+            try:
+                call(client, endpoint, args)
+            except AppError as error:
+                message = error.message
+                if UNHANDLED in message or not is_clear_sentence(without_echo(message, args)) or leaks(message, args):
+                    unclear.append(f"{endpoint} {parameter['parameter_name']}: {message[:200]}")
+    assert not unclear, unclear
+
+
 def batches(items: list, size: int = 8) -> list[list]:
     """``items`` in runs of ``size``: each run is fuzzed on its own, so every event gets its turn."""
     return [items[start : start + size] for start in range(0, len(items), size)]
@@ -304,6 +333,34 @@ def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, 
         fuzz_run(run)()
     assert_serves_normally(client, app)
     assert called == set(ui_events)
+
+
+def page_default(block):
+    """What the page sends for ``block`` before anyone touches it, but ``LONG_TEXT`` in every text box."""
+    if isinstance(block, gr.State):
+        return None
+    if isinstance(block, gr.Dataset):
+        return 0
+    return LONG_TEXT if isinstance(block, gr.Textbox) else block.value
+
+
+def test_the_pages_own_events_on_a_text_longer_than_the_model_reads_answer_or_give_a_clear_reason(url, ui_events):
+    """One session opened on an address holding a long text, then every other event in turn, every text box holding
+    ``LONG_TEXT`` and every other input its first value: each answers or gives a clear reason."""
+    loading = page_load(ui_events)
+    caller = QueueCaller(url, timeout=CALL_TIMEOUT)
+    query = {"text": LONG_TEXT[:2000]}  # browsers and servers cap an address's length
+    unclear = []
+    try:
+        for index in [*loading, *sorted(set(ui_events) - set(loading))]:
+            fn = ui_events[index]
+            values = [page_default(block) for block in fn.inputs]
+            outcome = caller.call(index, values, params=query, queued=fn.queue)
+            if not outcome.success and (outcome.error is None or not is_clear_sentence(outcome.error)):
+                unclear.append(f"{index} {fn.name}: {outcome.error or 'an unhandled error'}"[:300])
+    finally:
+        caller.close()
+    assert not unclear, unclear
 
 
 def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, caller, ui_events):
