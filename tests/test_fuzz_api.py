@@ -202,21 +202,27 @@ def test_endpoints_survive_values_of_any_type(app, client, caller, endpoints, fn
     assert_serves_normally(client, app)
 
 
+def each_text_set_to(value, endpoints: dict[str, list[dict]]):
+    """(endpoint, parameter name, arguments) for every text parameter of every endpoint in turn: that one set to
+    ``value``, the others to plain values."""
+    for endpoint, parameters in sorted(endpoints.items(), key=str):
+        for i, parameter in enumerate(parameters):
+            if parameter["type"].get("type") == "string":
+                args = [normal_argument(p) for p in parameters]
+                args[i] = value
+                yield endpoint, parameter["parameter_name"], args
+
+
 @pytest.mark.parametrize("value", [5, ["a", "list"], {"text": "a dict"}], ids=lambda v: type(v).__name__)
 def test_a_value_of_the_wrong_type_where_a_text_belongs_gets_a_clear_message(client, endpoints, value):
     """Every text parameter of every endpoint in turn gets a number, list or dict: a clear error, or an answer."""
     unclear = []
-    for endpoint, parameters in sorted(endpoints.items(), key=str):
-        for i, parameter in enumerate(parameters):
-            if parameter["type"].get("type") != "string":
-                continue
-            args = [normal_argument(p) for p in parameters]
-            args[i] = value
-            try:
-                call(client, endpoint, args)
-            except AppError as error:
-                if UNHANDLED in error.message or not is_clear_sentence(error.message) or leaks(error.message, value):
-                    unclear.append(f"{endpoint} {parameter['parameter_name']}={value!r}: {error.message[:200]}")
+    for endpoint, name, args in each_text_set_to(value, endpoints):
+        try:
+            call(client, endpoint, args)
+        except AppError as error:
+            if UNHANDLED in error.message or not is_clear_sentence(error.message) or leaks(error.message, value):
+                unclear.append(f"{endpoint} {name}={value!r}: {error.message[:200]}")
     assert not unclear, unclear
 
 
@@ -227,18 +233,13 @@ def test_error_messages_quote_the_callers_values_short_and_escaped(client, endpo
     """
     evil = '<img src=x onerror="window.__pwned=1"><a href="javascript:pwned()">x</a>'
     echoed = []
-    for endpoint, parameters in sorted(endpoints.items(), key=str):
-        for i, parameter in enumerate(parameters):
-            if parameter["type"].get("type") != "string":
-                continue
-            for value in (evil, "x" * 5_000):
-                args = [normal_argument(p) for p in parameters]
-                args[i] = value
-                try:
-                    call(client, endpoint, args)
-                except AppError as error:
-                    if injected_markup(error.message) or len(error.message) > 600:
-                        echoed.append(f"{endpoint} {parameter['parameter_name']}: {error.message[:200]}")
+    for value in (evil, "x" * 5_000):
+        for endpoint, name, args in each_text_set_to(value, endpoints):
+            try:
+                call(client, endpoint, args)
+            except AppError as error:
+                if injected_markup(error.message) or len(error.message) > 600:
+                    echoed.append(f"{endpoint} {name}: {error.message[:200]}")
     assert not echoed, echoed
 
 
@@ -250,18 +251,13 @@ def test_a_text_longer_than_the_model_reads_gets_an_answer_or_a_clear_reason(cli
     """
     assert len(LONG_TEXT) < CAP
     unclear = []
-    for endpoint, parameters in sorted(endpoints.items(), key=str):
-        for i, parameter in enumerate(parameters):
-            if parameter["type"].get("type") != "string":
-                continue
-            args = [normal_argument(p) for p in parameters]
-            args[i] = LONG_TEXT
-            try:
-                call(client, endpoint, args)
-            except AppError as error:
-                message = error.message
-                if UNHANDLED in message or not is_clear_sentence(without_echo(message, args)) or leaks(message, args):
-                    unclear.append(f"{endpoint} {parameter['parameter_name']}: {message[:200]}")
+    for endpoint, name, args in each_text_set_to(LONG_TEXT, endpoints):
+        try:
+            call(client, endpoint, args)
+        except AppError as error:
+            message = error.message
+            if UNHANDLED in message or not is_clear_sentence(without_echo(message, args)) or leaks(message, args):
+                unclear.append(f"{endpoint} {name}: {message[:200]}")
     assert not unclear, unclear
 
 

@@ -257,10 +257,10 @@ def test_a_client_past_its_jobs_is_told_to_retry_and_another_client_still_gets_i
     release, started = threading.Event(), threading.Semaphore(0)
     analyze = runner.run_model
 
-    def slow_model(text):
+    def slow_model(text, **options):
         started.release()
         release.wait(30)
-        return analyze(text)
+        return analyze(text, **options)
 
     monkeypatch.setattr(runner, "run_model", slow_model)
     try:

@@ -149,7 +149,8 @@ def test_nothing_a_page_or_api_caller_sends_names_a_model(app, client):
 
 
 def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
-    """The one call to load_model is in get_model, which reads the environment once (cached) and takes nothing."""
+    """The calls to load_model are in get_model and get_second_model, which read the environment once (cached)
+    and take nothing."""
     sources = [Path(app.__file__), *Path(runner.__file__).parent.rglob("*.py")]  # the app and all of the explorer
     tree = ast.Module(body=[ast.parse(path.read_text(encoding="utf-8")) for path in sources], type_ignores=[])
     callers = {
@@ -159,12 +160,12 @@ def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
         for node in ast.walk(function)
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_model"
     }
-    assert callers == {"get_model"}
-    assert not inspect.signature(app.get_model).parameters
-    assert app.get_model.cache_info().maxsize == 1
+    assert callers == {"get_model", "get_second_model"}
     handlers = {fn.fn for fn in app.demo.fns.values()}
-    assert app.get_model is runner.get_model
-    assert runner.get_model not in handlers and runner.load_model not in handlers
+    for loader in (runner.get_model, runner.get_second_model):
+        assert not inspect.signature(loader).parameters and loader.cache_info().maxsize == 1
+        assert loader not in handlers
+    assert app.get_model is runner.get_model and runner.load_model not in handlers
 
 
 def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, caller, monkeypatch):
@@ -173,10 +174,12 @@ def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, c
     monkeypatch.setattr(runner, "load_model", lambda *args, **kwargs: calls.append(args) or load_model(*args, **kwargs))
     for endpoint, spec in client.view_api(print_info=False, return_format="dict")["named_endpoints"].items():
         parameters = spec["parameters"]
-        client.predict(
-            *[p["parameter_default"] if p["parameter_has_default"] else NORMAL_TEXT for p in parameters],
-            api_name=endpoint,
-        )
+        args = [p["parameter_default"] if p["parameter_has_default"] else NORMAL_TEXT for p in parameters]
+        if endpoint == "/compare_models":  # this app has no second model, and loads none for a caller
+            with pytest.raises(AppError, match="start the explorer with MODEL_ID_B"):
+                client.predict(*args, api_name=endpoint)
+            continue
+        client.predict(*args, api_name=endpoint)
     address = {"text": NORMAL_TEXT, "model": "evil/model", "MODEL_ID": "/tmp", "model_id": "x", "revision": "main"}
     for index, fn in app.demo.fns.items():
         if any(trigger == "load" for _, trigger in fn.targets):

@@ -168,6 +168,18 @@ def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:
         return to_jsonable(compare_view(result_a, result_b, layer, head), runner.API_DECIMALS)
 
 
+def predictions_and_heads(name: str) -> tuple:
+    """A's and B's predictions ("``name`` A", "``name`` B") and the summary in a row, their heads in the next."""
+    with gr.Row():
+        prediction_a = gr.Label(label=f"{name} A", elem_id="compare-a")
+        prediction_b = gr.Label(label=f"{name} B", elem_id="compare-b")
+        summary = gr.HTML(elem_id="compare-summary", elem_classes="explain-html")
+    with gr.Row():
+        heatmap_a = gr.Plot(label="A", elem_id="compare-heatmap-a")
+        heatmap_b = gr.Plot(label="B", elem_id="compare-heatmap-b")
+    return prediction_a, prediction_b, summary, heatmap_a, heatmap_b
+
+
 def sentences_layout(page: Page) -> Drawing:
     gr.Markdown(
         "Your sentence (A) beside a second one (B): both predictions, the same head in each, and B − A "
@@ -178,13 +190,7 @@ def sentences_layout(page: Page) -> Drawing:
         layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="compare-layer")
         head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="compare-head")
         button = gr.Button("Compare", elem_id="compare-button")
-    with gr.Row():
-        prediction_a = gr.Label(label="Prediction A", elem_id="compare-a")
-        prediction_b = gr.Label(label="Prediction B", elem_id="compare-b")
-        summary = gr.HTML(elem_id="compare-summary", elem_classes="explain-html")
-    with gr.Row():
-        heatmap_a = gr.Plot(label="A", elem_id="compare-heatmap-a")
-        heatmap_b = gr.Plot(label="B", elem_id="compare-heatmap-b")
+    prediction_a, prediction_b, summary, heatmap_a, heatmap_b = predictions_and_heads("Prediction")
     difference = gr.Plot(label="B − A", elem_id="compare-difference")
     kept_b = gr.State()
     return Drawing(
@@ -290,13 +296,7 @@ def models_layout(page: Page) -> Drawing:
         text = gr.Textbox(visible=False, elem_id="compare-text")  # holds the address's second sentence, unused here
         layer = gr.Radio([(str(i), i) for i in range(1, layers + 1)], value=1, label="Layer", elem_id="compare-layer")
         head = gr.Radio([(str(i), i) for i in range(1, heads + 1)], value=1, label="Head", elem_id="compare-head")
-    with gr.Row():
-        prediction_a = gr.Label(label="Model A", elem_id="compare-a")
-        prediction_b = gr.Label(label="Model B", elem_id="compare-b")
-        summary = gr.HTML(elem_id="compare-summary", elem_classes="explain-html")
-    with gr.Row():
-        heatmap_a = gr.Plot(label="A", elem_id="compare-heatmap-a")
-        heatmap_b = gr.Plot(label="B", elem_id="compare-heatmap-b")
+    prediction_a, prediction_b, summary, heatmap_a, heatmap_b = predictions_and_heads("Model")
     with gr.Row():
         text_a = gr.HTML(elem_id="compare-text-a", elem_classes="explain-html")
         text_b = gr.HTML(elem_id="compare-text-b", elem_classes="explain-html")
