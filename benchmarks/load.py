@@ -27,10 +27,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(args: list[str], port: int, env: dict | None = None) -> subprocess.Popen:
+def start_server(args: list[str], port: int, env: dict | None = None, cwd: Path = ROOT) -> subprocess.Popen:
     env = os.environ | {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"} | (env or {})
     proc = subprocess.Popen(
-        [sys.executable, *args, "--port", str(port)], cwd=ROOT, env=env,
+        [sys.executable, *args, "--port", str(port)], cwd=cwd, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 120
