@@ -17,9 +17,10 @@ from pathlib import Path
 import gradio as gr
 
 from ..loading import INDEX_FILE
-from . import artifacts, runner
+from . import artifacts, corpus, runner
 
 RUN = "run"  # a tab's hidden box's value that computes its artifact, with a progress bar
+COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"  # writes them next to a model
 
 
 @functools.lru_cache(maxsize=1)
@@ -89,3 +90,16 @@ def compute_then_draw(artifact: ModelArtifact, needed: str, draw: Callable[..., 
         return (gr.skip(),) * outputs
     artifact.compute()
     return draw(*inputs)
+
+
+def data_folder_for(what: str, them: str = "it") -> Path:
+    """The data folder to compute ``what`` from, or a clear ``gr.Error`` saying how to make ``them`` instead.
+
+    Raises:
+        gr.Error: there is no data folder with the dev sets here.
+    """
+    data_dir = corpus.data_dir()
+    if not corpus.has_dev_sets(data_dir):
+        message = f"No data folder here to compute {what} from. Make {them} with: {COMMAND}"
+        raise gr.Error(message, print_exception=False)
+    return data_dir

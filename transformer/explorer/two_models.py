@@ -157,8 +157,9 @@ def reading_figures(view: ModelsView, reading: Reading, scale: str, leave_out) -
     """(prediction, the head's heatmap, IG over the text, both attributions per token) of one model."""
     explained = reading.attributions
     ig = explained.integrated_gradients
-    heatmap = no_head_figure(view, reading)
-    if reading.attention is not None:
+    if reading.attention is None:
+        heatmap = no_head_figure(view, reading)
+    else:
         title = f"Model {reading.name}, layer {view.layer}, head {view.head}"
         exclude = excluded_positions(reading.tokens, leave_out)
         heatmap = attention_heatmap(reading.tokens, reading.attention, title, scale=scale, exclude=exclude)

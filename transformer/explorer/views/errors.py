@@ -19,7 +19,7 @@ import gradio as gr
 from .. import artifacts, corpus, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
-from ..model_artifacts import RUN, ModelArtifact, compute_then_draw
+from ..model_artifacts import COMMAND, RUN, ModelArtifact, compute_then_draw, data_folder_for
 from ..registry import Drawing, Page, View
 
 ALL = "all"
@@ -27,7 +27,6 @@ MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 COLUMNS = ["set", "true label", "predicted", "confidence", "text"]
 # Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
 COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "auto"]
-COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
 
 
 def build_errors(sha: str) -> dict:
@@ -37,11 +36,7 @@ def build_errors(sha: str) -> dict:
     Raises:
         gr.Error: there is no data folder to compute them from.
     """
-    data_dir = corpus.data_dir()
-    if not corpus.has_dev_sets(data_dir):
-        raise gr.Error(
-            f"No data folder here to compute the errors from. Make them with: {COMMAND}", print_exception=False
-        )
+    data_dir = data_folder_for("the errors", "them")
     loaded, _ = runner.get_model()
     return artifacts.build_errors(loaded.model, loaded.tokenizer, corpus.dev_sets(data_dir), sha)
 

@@ -21,10 +21,9 @@ from plotly.subplots import make_subplots
 from ...explain.atlas import BEHAVIOURS
 from .. import artifacts, corpus, runner, scripts
 from ..figures import TEMPLATE, escape
-from ..model_artifacts import ModelArtifact
+from ..model_artifacts import COMMAND, ModelArtifact, data_folder_for
 from ..registry import Drawing, Page, View
 
-COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"
 COLUMNS = [
     "head",
     "role",
@@ -43,9 +42,7 @@ def build_atlas(sha: str) -> dict:
     Raises:
         gr.Error: there is no data folder to compute it from.
     """
-    data_dir = corpus.data_dir()
-    if not corpus.has_dev_sets(data_dir):
-        raise gr.Error(f"No data folder here to compute the atlas from. Make it with: {COMMAND}", print_exception=False)
+    data_dir = data_folder_for("the atlas")
     loaded, _ = runner.get_model()
     return artifacts.build_atlas(
         loaded.model, loaded.tokenizer, corpus.reference_corpus(corpus.dev_sets(data_dir)), sha
