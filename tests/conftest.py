@@ -40,7 +40,7 @@ from gradio_client import Client
 from tiny import tiny_model, write_dev_sets
 
 from benchmarks.chromium import CHROMIUM, launch_chromium
-from transformer.explorer import artifacts, clients, guard, link_store, sessions
+from transformer.explorer import admission, artifacts, clients, link_store, sessions
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -296,7 +296,7 @@ def serving_app(app) -> Iterator[str]:
     Its per-client limits are raised: every test's requests come from one address, as no visitor's do
     (tests/test_guard.py serves the app with the limits as shipped)."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(guard, "JOBS_PER_CLIENT", 64)
+        patch.setattr(admission, "CLIENT_BUDGET", 10.0**6)
         patch.setattr(sessions, "NEW_SESSIONS_BURST", 10**6)
         patch.setattr(sessions, "SESSIONS_PER_CLIENT", 10**6)
         patch.setattr(link_store, "NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))

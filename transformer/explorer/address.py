@@ -62,7 +62,7 @@ def share_link(request: gr.Request | None, *values) -> str:
     view and that view's controls, as strings. Nothing the page computed is kept. The ``request``'s client
     makes at most ``link_store.NEW_LINKS`` allows (None: a caller in this process, not limited).
     """
-    wait = 0.0 if request is None else link_store.NEW_LINKS.take(clients.client_address(request))
+    wait = 0.0 if request is None else link_store.NEW_LINKS.take(clients.request_client(request))
     if wait:
         raise gr.Error(
             clients.retry_message("shared links", wait), title="Cannot share this view", print_exception=False

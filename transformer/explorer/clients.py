@@ -1,9 +1,11 @@
 """Who sent a request, and how often each sender may do something costly: the client's address and rate limits.
 
-A client is an address. On a Hugging Face Space every request reaches the app through the Space's proxy, so
-the sender is the first ``X-Forwarded-For`` hop, which the proxy writes. Anywhere else that header is
-whatever the sender chose to put there, so the connection's own address is used. A Space is recognised as
-Gradio recognises one: ``SYSTEM=spaces`` (set by Hugging Face in every Space, with ``SPACE_ID``).
+A client is an address. Behind ``trusted_proxy_hops()`` proxies (``TRUSTED_PROXY_HOPS``; 1 on a Hugging Face
+Space, 0 elsewhere) the sender is the ``X-Forwarded-For`` entry that many hops from the right: each proxy
+appends the address that connected to it, so the right-hand entries are written by proxies we trust and
+everything to their left by whoever sent the request (Werkzeug's ``ProxyFix(x_for=N)``, uvicorn's
+``--forwarded-allow-ips``). With no proxy trusted, or fewer entries than hops, the connection's own address is
+the client. A Space is recognised as Gradio recognises one: ``SYSTEM=spaces``.
 
 ``RateLimit`` is a token bucket per client: ``burst`` actions at once, then one every ``1 / per_second``
 seconds. It remembers at most ``max_clients`` clients (the least recently seen forgotten first, each with a
@@ -24,6 +26,7 @@ UNKNOWN = "unknown"  # a request with no connection address (an in-process test 
 # (client, the task handling its request), set by ``guard.Guard``; read through ``current_client``. A task that
 # a request's task starts (Gradio's queue workers can be) inherits the value, hence the task kept beside it.
 CURRENT = contextvars.ContextVar("explorer_client", default=None)
+SCOPE_CLIENT = "explorer.client"  # the key under which ``guard.Guard`` records a request's client in its scope
 
 
 def current_client() -> str | None:
@@ -41,23 +44,53 @@ def on_space() -> bool:
     return os.environ.get("SYSTEM") == "spaces"
 
 
-def client_address(request, behind_space_proxy: bool | None = None) -> str:
+TRUSTED_PROXY_HOPS = "TRUSTED_PROXY_HOPS"  # the setting: how many proxies in front of the app append a hop
+# A Space's requests reach the app through Hugging Face's one reverse proxy, which appends the address that
+# connected to it; its documentation says no more than that (see README "Security"), so 1, overridable.
+SPACE_PROXY_HOPS = 1
+
+
+def trusted_proxy_hops() -> int:
+    """How many ``X-Forwarded-For`` hops, from the right, our own proxies wrote: ``$TRUSTED_PROXY_HOPS``, else
+    ``SPACE_PROXY_HOPS`` on a Space and 0 elsewhere (a header nobody we trust wrote is ignored)."""
+    setting = os.environ.get(TRUSTED_PROXY_HOPS, "").strip()
+    if setting:
+        return max(0, int(setting))
+    return SPACE_PROXY_HOPS if on_space() else 0
+
+
+def forwarded_client(forwarded_for: str, hops: int) -> str | None:
+    """The address ``hops`` entries from the right of an ``X-Forwarded-For`` value, or None where there are fewer
+    (or ``hops`` is 0): what the nearest trusted proxy saw connect to it, whatever the sender wrote to its left."""
+    entries = [entry.strip() for entry in forwarded_for.split(",") if entry.strip()]
+    return entries[-hops] if 0 < hops <= len(entries) else None
+
+
+def client_address(request, hops: int | None = None) -> str:
     """The client that sent ``request`` (anything with ``.client`` and ``.headers``: Starlette's or ``gr.Request``).
 
     Args:
         request: the request.
-        behind_space_proxy: whether to trust ``X-Forwarded-For``; by default, ``on_space()``.
+        hops: how many proxies in front of the app to trust; by default, ``trusted_proxy_hops()``.
 
     Returns:
-        The first ``X-Forwarded-For`` hop behind a Space's proxy, else the connection's address
-        (``UNKNOWN`` where there is none).
+        The ``X-Forwarded-For`` entry ``hops`` from the right where there is one, else the connection's
+        address (``UNKNOWN`` where there is none).
     """
-    if behind_space_proxy if behind_space_proxy is not None else on_space():
-        first_hop = (request.headers.get("x-forwarded-for") or "").split(",")[0].strip()
-        if first_hop:
-            return first_hop
+    hops = trusted_proxy_hops() if hops is None else hops
+    forwarded = forwarded_client(request.headers.get("x-forwarded-for") or "", hops) if hops else None
+    if forwarded:
+        return forwarded
     client = getattr(request, "client", None)
     return getattr(client, "host", None) or UNKNOWN
+
+
+def request_client(request) -> str:
+    """The client of a request (Starlette's, or a ``gr.Request`` around one) as the guard identified it (it records
+    it in the request's scope), else its address."""
+    starlette_request = getattr(request, "__dict__", {}).get("request") or request  # gr.Request copies a scope read
+    scope = getattr(starlette_request, "scope", None)
+    return (scope.get(SCOPE_CLIENT) if isinstance(scope, dict) else None) or client_address(request)
 
 
 class RateLimit:

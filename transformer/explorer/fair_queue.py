@@ -1,7 +1,7 @@
 """A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them.
 
 Gradio runs a concurrency group's waiting jobs first in, first out. With one group for all model work
-(``server.MODEL_WORK``) a client with its four jobs (``guard.JOBS_PER_CLIENT``) queued ahead would make the
+(``server.MODEL_WORK``) a client with several jobs (``admission.CLIENT_BUDGET``) queued ahead would make the
 next visitor wait for all of them. ``make_fair`` reorders the waiting jobs after each new one: a client's
 k-th job, counting the ones it has running, waits behind every other client's jobs with fewer ahead of
 them (in arrival order among equals). A visitor with nothing running goes next; a client alone keeps its order.
@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gradio.server_messages import ProcessCompletedMessage
+
 from . import clients
 
 
 def client_of(event) -> str:
-    """The client that sent a queued event (its join request's address)."""
-    return clients.client_address(event.request) if event.request is not None else clients.UNKNOWN
+    """The client that sent a queued event (its join request's, as the guard identified it)."""
+    return clients.request_client(event.request) if event.request is not None else clients.UNKNOWN
 
 
 def running_events(queue) -> list:
@@ -61,3 +63,16 @@ def make_fair(queue) -> None:
         return answer
 
     queue.push = push_fairly
+
+
+def drop_waiting(queue, event_id: str, reason: str) -> bool:
+    """Take the waiting event ``event_id`` out of Gradio's ``queue`` and tell its client ``reason``; True if it
+    was waiting (a running or finished event is left alone)."""
+    for events in queue.event_queue_per_concurrency_id.values():
+        event = next((event for event in events.queue if event._id == event_id), None)
+        if event is not None:
+            events.queue.remove(event)
+            queue.event_ids_to_events.pop(event_id, None)
+            queue.send_message(event, ProcessCompletedMessage(output={"error": reason}, success=False, title="Busy"))
+            return True
+    return False

@@ -9,7 +9,9 @@
   (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
   ``DELETE_CACHE`` removes temporary files an hour old.
-- Every request passes ``guard.Guard`` (closed routes, private event names, jobs per client, security headers).
+- Every request passes ``guard.Guard`` (allowed routes only, private event names, admission by cost per client,
+  security headers); finished answers nobody read are dropped every ``SETTLE_EVERY`` (``admission``).
+- MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
 - Model work: every queued event and endpoint shares one concurrency group, ``MODEL_WORK``, of one worker
   per core (``model_workers``), and the REST routes that would skip the queue are closed (``api_open=False``,
   as on a Space), so however many events or callers there are, at most that many model calls run at once;
@@ -22,11 +24,12 @@ import asyncio
 import contextlib
 import html
 import os
+import re
 
 import gradio as gr
 from starlette.middleware import Middleware
 
-from . import fair_queue, guard, page, scripts, sessions, theme
+from . import clients, fair_queue, guard, page, scripts, sessions, theme
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
@@ -109,13 +112,60 @@ async def forget_removed_files_forever(blocks) -> None:
         await asyncio.to_thread(forget_removed_files, blocks)
 
 
+SETTLE_EVERY = 1.0  # seconds between rounds of ``admission.Admission.settle``
+
+
+async def settle_forever(app) -> None:
+    """Release the tickets of jobs that are over, and drop answers unread too long, every ``SETTLE_EVERY``."""
+    while True:
+        await asyncio.sleep(SETTLE_EVERY)
+        held, queue = getattr(app.state, guard.ADMISSION, None), getattr(app.get_blocks(), "_queue", None)
+        if held is not None and queue is not None:
+            held.settle(queue)
+
+
+LINK = re.compile(r"\s*(?:for url|For more information check:)?\s*'?[a-z]+://\S*", re.IGNORECASE)
+
+
+def plain_error(text: str) -> str:
+    """A tool call's error as its caller should read it: a refusal as the guard words it, no internal address."""
+    if "429" in text:
+        return clients.retry_message("requests at once", guard.RETRY_SECONDS)
+    return LINK.sub("", text).strip() or "The call failed."
+
+
+def plain_tool_errors(blocks) -> None:
+    """Make the MCP server of ``blocks`` (if it has one) word its tool calls' errors with ``plain_error``: Gradio
+    sends a queued tool call to its own loopback address, and its HTTP errors quote that address."""
+    server = getattr(blocks, "mcp_server_obj", None)
+    if server is None:
+        return
+    from mcp import types  # only where Gradio made an MCP server, which needs it
+
+    handlers = server.mcp_server.request_handlers
+    call_tool = handlers[types.CallToolRequest]
+
+    async def call_tool_plainly(request):
+        result = await call_tool(request)
+        if getattr(result.root, "isError", False):
+            for item in result.root.content:
+                if getattr(item, "type", None) == "text":
+                    item.text = plain_error(item.text)
+        return result
+
+    handlers[types.CallToolRequest] = call_tool_plainly
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app):
-    """While the server runs: Gradio's deep links closed, lean sessions, idle ones swept, removed files forgotten."""
+    """While the server runs: Gradio's deep links closed, lean sessions, idle ones swept, removed files forgotten,
+    finished jobs settled, MCP errors plain."""
     close_gradio_deep_links(app)
+    plain_tool_errors(app.get_blocks())
     tasks = [
         asyncio.create_task(sessions.sweep_idle(sessions.lean_sessions(app))),
         asyncio.create_task(forget_removed_files_forever(app.get_blocks())),
+        asyncio.create_task(settle_forever(app)),
     ]
     try:
         yield
