@@ -265,6 +265,45 @@ def test_every_private_event_is_refused_by_name_and_a_public_endpoint_answers(ap
         assert "event: complete" in result and "confidences" in result
 
 
+def test_routes_off_the_allow_list_write_nothing_and_fetch_nothing_and_the_page_and_endpoints_still_answer(
+    app, guarded, tmp_path
+):
+    temp = Path(app.demo.server_app.uploaded_file_dir)
+    before = sorted(temp.rglob("*")) if temp.exists() else []
+    with http() as client:
+        for _ in range(20):
+            recording = {"video": ("r.webm", b"x" * 1000)}
+            assert client.post(f"{guarded}/gradio_api/process_recording", files=recording).status_code == 404
+        for fetch in ("file/http://127.0.0.9:9/x", "file=http://127.0.0.9:9/x", "file/https:/127.0.0.9/x"):
+            assert client.get(f"{guarded}/gradio_api/{fetch}").status_code == 403, fetch
+        assert client.get(f"{guarded}/gradio_api/vibe-edit/").status_code == 404
+        for route in ("/", "/config", "/gradio_api/info", "/theme.css"):
+            assert client.get(f"{guarded}{route}").status_code == 200, route
+    assert (sorted(temp.rglob("*")) if temp.exists() else []) == before
+    for fn in app.demo.fns.values():  # every named endpoint's routes pass (tests/test_api.py calls each)
+        if fn.api_visibility != "private":
+            assert guard.closed_route("POST", f"/gradio_api/call/{fn.api_name}") is None, fn.api_name
+
+
+def test_in_space_mode_a_rotated_left_hand_hop_is_one_client(app, guarded, monkeypatch):
+    monkeypatch.setenv("SYSTEM", "spaces")
+    monkeypatch.delenv(clients.TRUSTED_PROXY_HOPS, raising=False)
+    release, _ = held_model(monkeypatch)
+    try:
+        with http("127.0.0.6") as proxy:  # the Space's proxy appends the address that connected to it
+            codes = [
+                proxy.post(
+                    f"{guarded}/gradio_api/call/predict",
+                    json={"data": [f"rotated {i}"]},
+                    headers={"x-forwarded-for": f"10.{i // 250}.{i % 250}.1, 203.0.113.7"},
+                ).status_code
+                for i in range(3 * LIGHT_JOBS)
+            ]
+    finally:
+        release.set()
+    assert codes.count(200) == LIGHT_JOBS and codes.count(429) == 2 * LIGHT_JOBS
+
+
 def test_an_upload_is_refused_before_a_byte_is_written(app, guarded):
     upload_dir = Path(app.demo.server_app.uploaded_file_dir)
     before = sorted(upload_dir.rglob("*")) if upload_dir.exists() else []

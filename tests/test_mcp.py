@@ -1,13 +1,17 @@
-"""The explorer as Model Context Protocol tools: the app served with ``mcp_server=True`` on 127.0.0.1, read
-with the ``mcp`` client package, its answers checked against the same endpoints through gradio_client."""
+"""The explorer as Model Context Protocol tools: the app served as shipped (its guard) with ``mcp_server=True`` on
+127.0.0.1, read with the ``mcp`` client package, its answers checked against the same endpoints through
+gradio_client; each MCP caller is a client of its own."""
 
 import ast
 import asyncio
+import threading
 
 import httpx
 import pytest
 from app_fixtures import serving
 from gradio_client import Client
+
+from transformer.explorer import admission, guard, runner
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -22,13 +26,14 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def url(app):
-    with serving(app.demo, mcp_server=True) as served:
+    with serving(app.demo, mcp_server=True, **app.launch_settings()) as served:
         yield served
 
 
-async def _session(url: str, work):
+async def _session(url: str, work, source: str = "127.0.0.1"):
+    transport = httpx.AsyncHTTPTransport(local_address=source)
     async with (
-        httpx.AsyncClient(trust_env=False, timeout=60) as http,
+        httpx.AsyncClient(transport=transport, trust_env=False, timeout=60) as http,
         streamable_http_client(f"{url}gradio_api/mcp/", http_client=http) as (read, write, _),
         mcp.ClientSession(read, write) as session,
     ):
@@ -90,3 +95,35 @@ def test_the_prediction_and_attention_tools_answer_as_the_api_does(url):
 def test_a_bad_call_is_a_clear_error(url):
     result = call(url, lambda session: session.call_tool("head_internals", {"text": SENTENCE, "layer": 9, "head": 1}))
     assert result.isError and "Layer must be a whole number from 1 to 2" in result.content[0].text
+
+
+def test_each_mcp_caller_is_its_own_client_and_a_refusal_names_no_internal_address(app, url, monkeypatch):
+    release, analyze = threading.Event(), runner.run_model
+    monkeypatch.setattr(runner, "run_model", lambda text, **options: release.wait(30) and analyze(text, **options))
+    held = getattr(app.demo.server_app.state, guard.ADMISSION)
+    first, second, in_flight = "127.0.0.4", "127.0.0.5", int(admission.CLIENT_BUDGET / admission.LIGHT_COST)
+
+    async def until(condition):
+        for _ in range(600):
+            if condition():
+                return
+            await asyncio.sleep(0.05)
+        raise AssertionError("timed out")
+
+    async def first_caller(session):
+        calls = [asyncio.create_task(session.call_tool("predict", {"text": f"busy {i}"})) for i in range(in_flight)]
+        await until(lambda: held.held.get(first) == in_flight * admission.LIGHT_COST)
+        refused = await session.call_tool("predict", {"text": "one more"})
+        other = asyncio.create_task(_session(url, lambda s: s.call_tool("predict", {"text": SENTENCE}), second))
+        await until(lambda: held.held.get(second))  # admitted beside the first caller's full budget
+        release.set()
+        return refused, await other, await asyncio.gather(*calls)
+
+    try:
+        refused, other, busy = asyncio.run(_session(url, first_caller, first))
+    finally:
+        release.set()
+    assert refused.isError and "retry in" in refused.content[0].text
+    assert "127.0.0.1" not in refused.content[0].text and "http" not in refused.content[0].text
+    assert answer(other)["label"] in ("negative", "positive")
+    assert all(not result.isError for result in busy)
