@@ -394,3 +394,18 @@ def test_files_gradio_remembers_are_forgotten_once_pruned(tmp_path):
     button.temp_files |= {str(kept), str(pruned)}
     assert server.forget_removed_files(blocks) == 1
     assert button.temp_files == {str(kept)} and any(button.temp_files is paths for paths in blocks.temp_file_sets)
+
+
+def test_a_full_queue_drops_the_heaviest_clients_newest_waiting_job_for_a_light_client(app, guarded, monkeypatch):
+    release, _ = held_model(monkeypatch)
+    monkeypatch.setattr(app.demo._queue, "max_size", 4)
+    heavy, light = "127.0.0.7", "127.0.0.8"
+    try:
+        with http(heavy) as crowd, http(light) as victim:
+            joined = [crowd.post(f"{guarded}/gradio_api/call/predict", json={"data": [f"crowd {i}"]}) for i in range(7)]
+            assert [answer.status_code for answer in joined] == [200] * 6 + [503]  # 2 running, 4 waiting: full
+            assert victim.post(f"{guarded}/gradio_api/call/predict", json={"data": ["mine"]}).status_code == 200
+            dropped = crowd.get(f"{guarded}/gradio_api/call/predict/{joined[5].json()['event_id']}").text
+            assert "event: error" in dropped and "retry in" in dropped
+    finally:
+        release.set()
