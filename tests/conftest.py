@@ -298,8 +298,10 @@ def serving_app(app) -> Iterator[str]:
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(admission, "CLIENT_BUDGET", 10.0**6)
         patch.setattr(sessions, "NEW_SESSIONS_BURST", 10**6)
+        patch.setattr(sessions, "ALL_NEW_SESSIONS_BURST", 10**6)
         patch.setattr(sessions, "SESSIONS_PER_CLIENT", 10**6)
         patch.setattr(link_store, "NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))
+        patch.setattr(link_store, "ALL_NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))
         with serving(app.demo, **app.launch_settings()) as served:
             yield served
 

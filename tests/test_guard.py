@@ -11,6 +11,7 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
 import threading
+import time
 import types
 import uuid
 from pathlib import Path
@@ -142,11 +143,52 @@ def open_session(holder, key: str, client: str | None):
 
 def test_a_flood_of_new_sessions_evicts_only_sessions_that_never_came_back(holder):
     holder.capacity = 50
+    holder.all_new_sessions = clients.RateLimit(per_second=1, burst=10**6)  # this test is about eviction
     open_session(holder, "victim", OTHER)
     open_session(holder, "victim", OTHER)  # it came back: a page in use
     for i in range(500):  # many addresses, one request each
         open_session(holder, f"flood {i}", f"10.0.{i // 250}.{i % 250}")
     assert "victim" in holder.session_data and len(holder.session_data) == 50
+
+
+def test_all_addresses_together_open_sessions_at_a_bounded_rate(holder):
+    holder.all_new_sessions = clients.RateLimit(per_second=5, burst=sessions.ALL_NEW_SESSIONS_BURST, clock=Clock())
+    refused = 0
+    for i in range(64 * 30):  # 64 addresses, 30 sessions each: within each one's own burst
+        try:
+            open_session(holder, f"flood {i}", f"10.1.{i % 64}.1")
+        except sessions.TooManySessions:
+            refused += 1
+    assert len(holder.session_data) == sessions.ALL_NEW_SESSIONS_BURST and refused == 64 * 30 - len(holder.session_data)
+    assert holder.new_sessions.take("10.1.0.1") == 0.0  # a refusal spent none of the address's own tokens
+
+
+def test_a_link_opened_recently_outlives_a_flood_of_fresh_links_from_many_addresses(monkeypatch, tmp_path):
+    monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
+    monkeypatch.setattr(link_store, "MAX_LINKS", 100)
+    monkeypatch.setattr(link_store, "OPENED", type(link_store.OPENED)())
+    monkeypatch.setattr(link_store, "ALL_NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))  # pruning here
+    values = dict.fromkeys(URL_PARAMS, "")
+    mine = share_link(fake_request(OTHER), *(values | {"text": "mine", "view": "attention"}).values())
+    time.sleep(0.01)
+    assert link_store.load_link(mine)  # opened: someone followed it
+    for i in range(64 * link_store.NEW_LINKS_BURST):
+        share_link(fake_request(f"10.2.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "attention"}).values())
+    assert link_store.load_link(mine) == {"text": "mine", "view": "attention"}
+    assert len(list(tmp_path.iterdir())) == 100
+
+
+def test_all_addresses_together_make_links_at_a_bounded_rate(monkeypatch, tmp_path):
+    monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
+    monkeypatch.setattr(link_store, "ALL_NEW_LINKS", clients.RateLimit(per_second=1, burst=50, clock=Clock()))
+    values, made = dict.fromkeys(URL_PARAMS, ""), 0
+    for i in range(64 * 5):
+        try:
+            share_link(fake_request(f"10.3.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "x"}).values())
+            made += 1
+        except gr.Error as refusal:
+            assert "retry in" in str(refusal)
+    assert made == 50
 
 
 def test_sessions_an_api_call_made_go_before_a_page_opened_once(holder):

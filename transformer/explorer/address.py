@@ -60,9 +60,11 @@ def share_link(request: gr.Request | None, *values) -> str:
 
     What is kept is what ``page.js`` writes into the address, without its length limit: the text, the
     view and that view's controls, as strings. Nothing the page computed is kept. The ``request``'s client
-    makes at most ``link_store.NEW_LINKS`` allows (None: a caller in this process, not limited).
+    makes at most ``link_store.NEW_LINKS`` allows, and all clients together ``link_store.ALL_NEW_LINKS`` (None: a
+    caller in this process, not limited).
     """
-    wait = 0.0 if request is None else link_store.NEW_LINKS.take(clients.request_client(request))
+    client = None if request is None else clients.request_client(request)
+    wait = 0.0 if client is None else clients.take_both(link_store.NEW_LINKS, link_store.ALL_NEW_LINKS, client)
     if wait:
         raise gr.Error(
             clients.retry_message("shared links", wait), title="Cannot share this view", print_exception=False

@@ -113,6 +113,27 @@ class RateLimit:
                 self._buckets.popitem(last=False)
         return wait
 
+    def refund(self, client: str) -> None:
+        """Give back the token ``client`` just spent (an action another limit then refused)."""
+        with self._lock:
+            tokens, then = self._buckets.get(client, (float(self.burst), self.clock()))
+            self._buckets[client] = (min(float(self.burst), tokens + 1), then)
+
+
+EVERYONE = "*"  # the one key of a ``RateLimit`` that counts all clients together
+
+
+def take_both(own: RateLimit, everyone: RateLimit, client: str) -> float:
+    """Spend a token of ``client`` in ``own`` and one of all clients in ``everyone``; 0.0, or the seconds to wait
+    (a refusal by either spends nothing in the other)."""
+    own_wait = own.take(client)
+    if own_wait:
+        return own_wait
+    all_wait = everyone.take(EVERYONE)
+    if all_wait:
+        own.refund(client)
+    return all_wait
+
 
 def retry_message(what: str, wait_seconds: float) -> str:
     """The refusal a rate-limited client reads: what it did too often, and when to try again."""

@@ -36,7 +36,7 @@ def _remove(entry: Path) -> None:
         entry.unlink(missing_ok=True)
 
 
-def prune_oldest(directory: Path, keep: int, max_bytes: int | None = None) -> None:
+def prune_oldest(directory: Path, keep: int, max_bytes: int | None = None, last=None) -> None:
     """Remove the oldest entries of ``directory`` (by mtime) until at most ``keep`` remain and, when
     ``max_bytes`` is given, they hold at most that many bytes in all. Another request may be pruning too.
 
@@ -44,22 +44,23 @@ def prune_oldest(directory: Path, keep: int, max_bytes: int | None = None) -> No
         directory: the folder whose direct entries (files or subfolders) are counted and removed.
         keep: the most entries left.
         max_bytes: the most bytes left in all (``entry_bytes``); None for no size bound.
+        last: a test ``(entry) -> bool`` of the entries to remove only after every other one; None: none.
     """
     entries = []
     for entry in directory.iterdir():
         try:
-            entries.append((entry.stat().st_mtime_ns, entry.name, entry))
+            entries.append((bool(last and last(entry)), entry.stat().st_mtime_ns, entry.name, entry))
         except OSError:  # already removed
             continue
     entries.sort()
     excess = max(len(entries) - keep, 0)
     stale, kept = entries[:excess], entries[excess:]
     if max_bytes is not None:
-        sizes = [entry_bytes(entry) for _, _, entry in kept]
+        sizes = [entry_bytes(entry) for *_, entry in kept]
         total, drop = sum(sizes), 0
         while drop < len(kept) and total > max_bytes:
             total -= sizes[drop]
             drop += 1
         stale += kept[:drop]
-    for _, _, entry in stale:
+    for *_, entry in stale:
         _remove(entry)

@@ -37,6 +37,10 @@ SESSION_CAPACITY = 1000
 SESSIONS_PER_CLIENT = 32
 NEW_SESSIONS_BURST = 30  # sessions one address may open at once (a class behind one school address) ...
 NEW_SESSIONS_PER_SECOND = 0.5  # ... and then one every 2 s
+# All addresses together: fresh sessions fill at most a fifth of ``SESSION_CAPACITY`` at once, then 5 a second,
+# so however many addresses a flood comes from, the sessions people came back to stay (they go last anyway).
+ALL_NEW_SESSIONS_BURST = 200
+ALL_NEW_SESSIONS_PER_SECOND = 5.0
 
 
 class LeanSession(SessionState):
@@ -71,7 +75,8 @@ class LeanSessions(StateHolder):
 
     - A session belongs to the client whose request opened it (``clients.current_client``; one that Gradio's
       queue opens for an API call, in its worker, belongs to no client). A client opens at most
-      ``NEW_SESSIONS_BURST`` at once and then ``NEW_SESSIONS_PER_SECOND``; past that, ``TooManySessions``.
+      ``NEW_SESSIONS_BURST`` at once and then ``NEW_SESSIONS_PER_SECOND``, all clients together
+      ``ALL_NEW_SESSIONS_BURST`` and then ``ALL_NEW_SESSIONS_PER_SECOND``; past that, ``TooManySessions``.
       A client holds at most ``SESSIONS_PER_CLIENT``: its next one replaces its own least recently used.
     - Past ``capacity``, sessions go in this order, each kind least recently used first: those an API call
       made (no client request used them), those one request used (a page opened once, or what a flood of new
@@ -84,6 +89,7 @@ class LeanSessions(StateHolder):
         super().__init__()
         self.dropped = 0
         self.new_sessions = clients.RateLimit(NEW_SESSIONS_PER_SECOND, NEW_SESSIONS_BURST)
+        self.all_new_sessions = clients.RateLimit(ALL_NEW_SESSIONS_PER_SECOND, ALL_NEW_SESSIONS_BURST)
         self.owner: dict[str, str] = {}  # session -> the client that opened it
         self.owned: dict[str, OrderedDict[str, None]] = {}  # client -> its sessions, least recently used first
         self.requests: dict[str, int] = {}  # session -> how many client requests used it (queue workers' uses not)
@@ -98,7 +104,7 @@ class LeanSessions(StateHolder):
     def _open(self, session_id: str, client: str | None) -> None:
         """Make ``client``'s new session (None: opened by the server's own worker, owned by no client)."""
         if client is not None:
-            wait = self.new_sessions.take(client)
+            wait = clients.take_both(self.new_sessions, self.all_new_sessions, client)
             if wait:
                 raise TooManySessions(wait)
             own = self.owned.get(client, {})
