@@ -180,24 +180,23 @@ def known_stream(queue, route: str, query: str) -> bool:
 
 
 def make_room(queue, held: admission.Admission, client: str, cost: float) -> admission.Ticket | None:
-    """When Gradio's ``queue`` is full: drop the newest waiting job of the client that holds the most, if it
-    holds more than ``client`` will with ``cost`` added; that job's ticket (already released), or None."""
+    """When Gradio's ``queue`` is full: drop the newest waiting job of the client, among those with jobs waiting,
+    that holds the most, if it holds more than ``client`` will with ``cost`` added; that job's ticket (released),
+    or None."""
     waiting = fair_queue.waiting_events(queue)
     if queue.max_size is None or len(waiting) < queue.max_size:
         return None
-    heaviest = max(held.held, key=held.held.get, default=None)
-    if heaviest is None or held.held[heaviest] <= held.held.get(client, 0.0) + cost:
+    waiting_ids = {event._id for event in waiting}
+    newest_waiting = {  # client -> its newest waiting job's ticket
+        owner: ticket for owner, tickets in held.tickets.items() for ticket in tickets if ticket.event_id in waiting_ids
+    }
+    heaviest = max(newest_waiting, key=lambda owner: held.held.get(owner, 0.0), default=None)
+    if heaviest is None or held.held.get(heaviest, 0.0) <= held.held.get(client, 0.0) + cost:
         return None
-    victim = next((t for t in reversed(held.tickets[heaviest]) if t.event_id in waiting_ids(waiting)), None)
-    if victim is None:
-        return None
+    victim = newest_waiting[heaviest]
     fair_queue.drop_waiting(queue, victim.event_id, clients.retry_message("jobs waiting", RETRY_SECONDS))
     held.release(victim)
     return victim
-
-
-def waiting_ids(events: list) -> set[str]:
-    return {event._id for event in events}
 
 
 class Guard:
