@@ -451,3 +451,12 @@ def test_a_full_queue_drops_the_heaviest_clients_newest_waiting_job_for_a_light_
             assert "event: error" in dropped and "retry in" in dropped
     finally:
         release.set()
+
+
+def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(guarded, capfd):
+    with http() as client:
+        for _ in range(3):
+            unknown = client.get(f"{guarded}/gradio_api/queue/data", params={"session_hash": uuid.uuid4().hex})
+            assert unknown.status_code == 404 and "No such session" in unknown.json()["detail"]
+            assert client.get(f"{guarded}/gradio_api/call/predict/{uuid.uuid4().hex}").status_code == 404
+    assert "Traceback" not in capfd.readouterr().err
