@@ -2,7 +2,9 @@
 victim client measures what it gets; then a markdown table (attack | what was measured | figure | target | met?).
 
 The attacker's sockets come from 127.0.0.3 and the victim's from 127.0.0.2 (the server listens on 127.0.0.1
-only), so a per-client limit on the server can tell them apart. Both speak Gradio's HTTP routes with httpx
+only), so a per-client limit on the server can tell them apart; the crowd and the floods use more loopback
+addresses (127.0.1.x, 127.0.2.x). The server trusts one proxy hop (``TRUSTED_PROXY_HOPS=1``, a Space's default)
+so the rotated-hop attack is the one a Space would see. Both speak Gradio's HTTP routes with httpx
 (gradio_client cannot bind a source address). The server runs as ``python app.py --port P`` with TMPDIR,
 GRADIO_TEMP_DIR and the atlas cache in a fresh temporary folder (its disk use is summed there) and an empty
 data folder (the bundled model has its atlas: nothing is built). Every loop has a deadline; the server is
@@ -13,6 +15,7 @@ stopped at the end, on Ctrl-C or an error too. Progress goes to stderr, the tabl
 """
 
 import argparse
+import asyncio
 import contextlib
 import functools
 import json
@@ -38,6 +41,7 @@ from .timing import p95_ms
 
 VICTIM, ATTACKER = "127.0.0.2", "127.0.0.3"  # source addresses; the server is always 127.0.0.1
 ATTACKS = ["heavy", "memory", "disk", "private", "sessions", "links", "small"]
+ATTACKS += ["burst", "unread", "crowd", "rotate", "routes", "mcp"]  # issue 36
 HEAVY_SLOTS, HEAVY_STEPS = 64, 128  # Integrated Gradients jobs kept in flight, and their steps
 HEAVY_TEXT = sentence("good", 2500)[:10_000]
 EXPORT_LOOPS, RUN_BURST, UPLOAD_FILES = 2, 24, 1000
@@ -48,9 +52,13 @@ RSS_EVERY = 0.2
 REFUSED = (429, 503)
 REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
 TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; scripts.REDRAW_ID + "attention"
+RESTORED_ELEM = "restored-text"  # the hidden box the page load writes a link's text to
 EXPORT_ELEM = "redraw-export"  # the Export tab's hidden redraw button (scripts.REDRAW_ID + "export")
 LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
 STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
+BURST, CROWD_ADDRESSES, CROWD_JOBS, FLOOD_ADDRESSES = 64, 40, 4, 64
+UNREAD_SETTLE_SECONDS = 30  # after the unread attack, before its memory is measured
+PROBES = 200  # process_recording uploads and file/ fetches tried
 
 
 @dataclass
@@ -471,12 +479,17 @@ def private_rows(server: Server) -> list[dict]:
 
 
 def flood_thread(url: str, request, numbers: range, deadline: float) -> Counter:
+    """``request(http, i)`` for each i in ``numbers``, request i from the i-th of ``FLOOD_ADDRESSES`` addresses."""
     outcomes = Counter()
-    with client(url, ATTACKER) as http:
+    with contextlib.ExitStack() as stack:
+        https = {}
         for number in numbers:
             if not alive(deadline):
                 break
-            outcomes[attempt(request, http, number)] += 1
+            address = f"127.0.2.{number % FLOOD_ADDRESSES + 1}"
+            if address not in https:
+                https[address] = stack.enter_context(client(url, address))
+            outcomes[attempt(request, https[address], number)] += 1
     return outcomes
 
 
@@ -513,7 +526,7 @@ def sessions_rows(server: Server) -> list[dict]:
     return [
         row(
             "sessions",
-            f"victim's session after {FLOOD_COUNT} new session hashes (/run/predict, fn_index)",
+            f"victim's session after {FLOOD_COUNT} new session hashes from {FLOOD_ADDRESSES} addresses",
             figure,
             "survives",
             drawn_before and drawn_after,
@@ -546,7 +559,7 @@ def link_opens(http: httpx.Client, config: dict, server: Server, key: str, text:
     page = http.get("/", params={"link": key}).status_code
     load = page_event(config, "restore_page")
     outcome, outputs = join_page_event(http, load, [], new_session(), params={"link": key})
-    text_at = [elem_ids(config)[i] for i in load["outputs"]].index(TEXT_ELEM)
+    text_at = [elem_ids(config)[i] for i in load["outputs"]].index(RESTORED_ELEM)
     restored = outcome == "complete" and shown_value(outputs[text_at]) == text
     said = (
         f"stored: {'yes' if stored else 'no'}, GET /?link= {page}, page load restores it: {'yes' if restored else 'no'}"
@@ -561,14 +574,16 @@ def links_rows(server: Server) -> list[dict]:
         share = page_event(config, "share_link")
         made, outputs = join_page_event(http, share, link_data(config, share, text), new_session())
         key = shown_value(outputs[0]) if made == "complete" else ""
-        note(f"links: victim's link {key or made}; the attacker makes {FLOOD_COUNT}")
+        if key:  # opened once, as a shared link is
+            link_opens(http, config, server, key, text)
+        note(f"links: victim's link {key or made}; the attackers make {FLOOD_COUNT}")
         outcomes, took = flood(server.url, functools.partial(attacker_link, config, share))
         opens, said = link_opens(http, config, server, key, text) if key else (False, f"no link made ({made})")
     figure = f"{'opens' if opens else 'broken'} ({said}); {outcomes.total()} links in {took:.0f} s: {dict(outcomes)}"
     return [
         row(
             "links",
-            f"victim's shared link after {FLOOD_COUNT} attacker links",
+            f"victim's opened link after {FLOOD_COUNT} links from {FLOOD_ADDRESSES} addresses",
             figure,
             "still opens",
             opens,
@@ -632,6 +647,235 @@ def small_rows(server: Server) -> list[dict]:
         return [check(http) for check in (remote_file_row, monitoring_row, headers_row, knockout_row)]
 
 
+# Issue 36: a crowd, a race, unread answers, a rotated hop, unknown routes, MCP callers
+
+
+def heavy_body() -> dict:
+    return {"data": [HEAVY_TEXT, "predicted", HEAVY_STEPS, "pad"]}
+
+
+def released_together(count: int, work) -> list:
+    """``work(i)`` on ``count`` threads released at once by a barrier (bounded: each waits at most 60 s)."""
+    barrier, answers = threading.Barrier(count), [None] * count
+
+    def run(i: int) -> None:
+        with contextlib.suppress(threading.BrokenBarrierError):
+            barrier.wait(60)
+            answers[i] = work(i)
+
+    threads = [threading.Thread(target=run, args=(i,), daemon=True) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(180)
+    return answers
+
+
+def admitted_cap(endpoint: str, text: str) -> int:
+    """How many ``endpoint`` jobs on ``text`` one client's budget admits (``admission``), for the target."""
+    from transformer.explorer import admission
+
+    return int((admission.CLIENT_BUDGET - admission.LIGHT_RESERVE) // admission.job_cost(endpoint, len(text)))
+
+
+def post_code(url: str, address: str, path: str, body: dict, headers: dict | None = None) -> int | str:
+    with client(url, address) as http:
+        return attempt(lambda: http.post(path, json=body, headers=headers).status_code)
+
+
+def burst_attack_rows(server: Server) -> list[dict]:
+    note(f"burst: {BURST} heavy submissions from one address released by a barrier")
+    codes = released_together(
+        BURST, lambda i: post_code(server.url, "127.0.0.9", "/gradio_api/call/attributions", heavy_body())
+    )
+    cap, admitted = admitted_cap("attributions", HEAVY_TEXT), codes.count(200)
+    figure = f"{admitted} admitted of {BURST}; answers {dict(Counter(codes))}"
+    return [row("burst", f"{BURST} simultaneous heavy submissions, one address", figure, f"≤ {cap}", admitted <= cap)]
+
+
+def unread_loop(url: str, deadline: float, tally: Tally) -> None:
+    """Submit /walkthrough jobs on a 10,000-character text and never read one answer, until ``deadline``."""
+    with client(url, "127.0.0.10") as http:
+        while alive(deadline):
+            code = attempt(lambda: http.post("/gradio_api/call/walkthrough", json={"data": [HEAVY_TEXT]}).status_code)
+            tally.add(f"http {code}")
+            if code != 200:
+                time.sleep(REFUSED_PAUSE)
+
+
+def unread_rows(server: Server, seconds: float) -> list[dict]:
+    note(f"unread: one address submits /walkthrough for {seconds:.0f} s and reads nothing")
+    start_mb = rss_mb(server.proc.pid)
+    with peak_rss(server.proc.pid) as peak:
+        outcomes = until_deadline(
+            [(unread_loop, server.url, time.monotonic() + seconds)] * 4, time.monotonic() + seconds
+        )
+        deadline = time.monotonic() + UNREAD_SETTLE_SECONDS
+        while alive(deadline):
+            time.sleep(0.5)
+    after_mb = rss_mb(server.proc.pid)
+    measured = f"RSS {UNREAD_SETTLE_SECONDS} s after {seconds:.0f} s of unread /walkthrough"
+    figure = (
+        f"{after_mb:.0f} MB vs {start_mb:.0f} MB before ({after_mb - start_mb:+.0f} MB); submissions {dict(outcomes)}"
+    )
+    return [
+        row("unread", measured, figure, "within 300 MB", abs(after_mb - start_mb) <= 300, outcomes=outcomes),
+        row("unread", "peak RSS during it", f"{peak['mb']:.0f} MB", "≤ 1.5 GB", peak["mb"] <= 1536),
+    ]
+
+
+def crowd_slot(url: str, address: str, deadline: float, tally: Tally) -> None:
+    """One of an address's heavy jobs: an Integrated Gradients job at a time, read, until ``deadline``."""
+    with client(url, address, timeout=120) as http:
+        while alive(deadline):
+            outcome = attempt(call_api, http, "attributions", heavy_body()["data"])
+            tally.add(outcome)
+            if outcome.startswith("http"):
+                time.sleep(REFUSED_PAUSE)
+
+
+def crowd_rows(server: Server, seconds: float) -> list[dict]:
+    note(f"crowd: {CROWD_ADDRESSES} addresses x {CROWD_JOBS} heavy jobs for {seconds:.0f} s; the victim calls /predict")
+    deadline = time.monotonic() + seconds
+    addresses = [f"127.0.1.{i + 1}" for i in range(CROWD_ADDRESSES)]
+    jobs = [(crowd_slot, server.url, address, deadline) for address in addresses for _ in range(CROWD_JOBS)]
+    with peak_rss(server.proc.pid) as peak, ThreadPoolExecutor(1) as pool:
+        crowd = pool.submit(until_deadline, jobs, deadline)
+        latencies, failures = victim_predicts(server.url, deadline)
+        attackers = crowd.result(timeout=seconds + 60)
+    calls, p95 = len(latencies) + failures.total(), p95_ms(latencies) / 1000 if latencies else float("inf")
+    attack = f"crowd ({CROWD_ADDRESSES} addresses x {CROWD_JOBS} IG jobs)"
+    return [
+        row(attack, "victim /predict errors", f"{failures.total()} of {calls} {dict(failures)}", "0", not failures),
+        row(attack, "victim /predict p95 latency", f"{p95:.2f} s ({len(latencies)} completed)", "≤ 3 s", p95 <= 3),
+        row(attack, "peak RSS", f"{peak['mb']:.0f} MB; attackers {dict(attackers)}", "≤ 1.5 GB", peak["mb"] <= 1536),
+    ]
+
+
+def rotate_rows(server: Server) -> list[dict]:
+    note(f"rotate: one connection, {BURST} heavy jobs, each with a new left-hand X-Forwarded-For hop")
+
+    def rotated(i: int) -> int | str:
+        headers = {"x-forwarded-for": f"10.9.{i // 250}.{i % 250 + 1}, 203.0.113.9"}  # the proxy appends the last
+        return post_code(server.url, "127.0.0.11", "/gradio_api/call/attributions", heavy_body(), headers)
+
+    codes = released_together(BURST, rotated)
+    cap, admitted = admitted_cap("attributions", HEAVY_TEXT), codes.count(200)
+    figure = f"{admitted} admitted of {BURST}; answers {dict(Counter(codes))}"
+    return [row("rotate", "rotated left-hand hop, trusted hops 1", figure, f"≤ {cap}", admitted <= cap)]
+
+
+class Listener:
+    """A TCP listener on loopback that counts connections: a URL fetch by the server would reach it."""
+
+    def __init__(self):
+        import socket
+
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen()
+        self.sock.settimeout(0.2)
+        self.port, self.connections, self.stop = self.sock.getsockname()[1], 0, threading.Event()
+        self.thread = threading.Thread(target=self.accept, daemon=True)
+        self.thread.start()
+
+    def accept(self) -> None:
+        while not self.stop.is_set():
+            with contextlib.suppress(OSError):
+                conn, _ = self.sock.accept()
+                self.connections += 1
+                conn.close()
+
+    def close(self) -> None:
+        self.stop.set()
+        self.thread.join(5)
+        self.sock.close()
+
+
+def status_of(request, path: str, options: dict) -> int:
+    return request(path, **options).status_code
+
+
+def routes_rows(server: Server) -> list[dict]:
+    note(f"routes: {PROBES} process_recording uploads and {PROBES} file/ fetches")
+    files_before, listener = folder_bytes(server.temp)[1], Listener()
+    recordings, fetches = Counter(), Counter()
+    try:
+        with client(server.url, ATTACKER) as http:
+            for i in range(PROBES):
+                upload = {"video": (f"r{i}.webm", secrets.token_bytes(900), "video/webm")}
+                recordings[attempt(status_of, http.post, "/gradio_api/process_recording", {"files": upload})] += 1
+                fetch = f"/gradio_api/{('file/', 'file=')[i % 2]}http://127.0.0.1:{listener.port}/x{i}"
+                fetches[attempt(status_of, http.get, fetch, {})] += 1
+        time.sleep(2)
+    finally:
+        listener.close()
+    files_added = folder_bytes(server.temp)[1] - files_before
+    return [
+        row(
+            "routes",
+            f"files written by {PROBES} process_recording",
+            f"{files_added} ({dict(recordings)})",
+            "0",
+            files_added == 0,
+        ),
+        row(
+            "routes",
+            f"fetches by {PROBES} file/ and file= URLs",
+            f"{listener.connections} ({dict(fetches)})",
+            "0",
+            listener.connections == 0,
+        ),
+    ]
+
+
+async def mcp_calls(url: str, address: str, calls: list[tuple[str, dict]]) -> list:
+    """``calls`` as MCP tool calls, all at once, from ``address``: each result, or the exception's name."""
+    import mcp
+    from mcp.client.streamable_http import streamable_http_client
+
+    transport = httpx.AsyncHTTPTransport(local_address=address)
+    async with (
+        httpx.AsyncClient(transport=transport, trust_env=False, timeout=120) as http,
+        streamable_http_client(f"{url}/gradio_api/mcp/", http_client=http) as (read, write, _),
+        mcp.ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        tasks = [session.call_tool(name, arguments) for name, arguments in calls]
+        return await asyncio.gather(*tasks, return_exceptions=True)
+
+
+def mcp_outcome(result) -> str:
+    if isinstance(result, BaseException):
+        return type(result).__name__
+    return "error: " + result.content[0].text[:80] if result.isError else "ok"
+
+
+def mcp_rows(server: Server) -> list[dict]:
+    note("mcp: one MCP client keeps 8 heavy calls in flight; a second calls /predict")
+    heavy = [
+        ("attributions", dict(zip(["text", "target", "steps", "baseline"], heavy_body()["data"], strict=True)))
+    ] * 8
+
+    async def both() -> tuple[list, list]:
+        first = asyncio.create_task(mcp_calls(server.url, "127.0.0.12", heavy))
+        await asyncio.sleep(2)
+        second = await mcp_calls(server.url, "127.0.0.13", [("predict", {"text": SENTENCE})])
+        return await first, second
+
+    try:
+        first, second = asyncio.run(asyncio.wait_for(both(), 300))
+    except ImportError:
+        return [row("mcp", "two MCP clients", "mcp package missing", "", None)]
+    outcomes, said = Counter(mcp_outcome(r) for r in first), mcp_outcome(second[0])
+    leaks = sum("127.0.0.1" in text or "http://" in text for text in outcomes)
+    figure = f"second: {said}; first: {dict(outcomes)}"
+    return [
+        row("mcp", "second MCP client's /predict while the first holds 8 heavy calls", figure, "ok", said == "ok"),
+        row("mcp", "refusals naming an internal URL", str(leaks), "0", leaks == 0),
+    ]
+
+
 def guarded(name: str, attack, *args) -> list[dict]:
     """``attack(*args)``'s rows, or one row saying why it could not run (the other attacks still run)."""
     try:
@@ -660,6 +904,7 @@ def launch() -> Server:
     (temp / "no-data").mkdir()
     env = {"TMPDIR": str(temp), "GRADIO_TEMP_DIR": str(temp / "gradio"), "SENTIMENT_DATA_DIR": str(temp / "no-data")}
     env["ATTENTION_EXPLORER_CACHE"] = str(temp / "cache")
+    env["TRUSTED_PROXY_HOPS"] = "1"  # as on a Space: the rotated-hop attack sends the hop a proxy would append
     port = free_port()
     try:
         proc = start_server(["app.py"], port, env=env)
@@ -694,6 +939,9 @@ def run_attacks(server: Server, chosen: set[str], seconds: float) -> list[dict]:
     if "memory" in chosen:
         rows.append(settle_row(server, start_mb))
     short = {"private": private_rows, "sessions": sessions_rows, "links": links_rows, "small": small_rows}
+    short |= {"burst": burst_attack_rows, "rotate": rotate_rows, "routes": routes_rows, "mcp": mcp_rows}
+    short |= {"unread": functools.partial(unread_rows, seconds=seconds)}
+    short |= {"crowd": functools.partial(crowd_rows, seconds=seconds)}
     for name, attack in short.items():
         if name in chosen:
             rows += guarded(name, attack, server)

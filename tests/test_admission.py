@@ -146,7 +146,7 @@ def test_a_burst_of_heavy_jobs_from_one_address_released_together_admits_at_most
 ):
     cost = admission.job_cost("walkthrough", len("a burst"))
     cap = int((admission.CLIENT_BUDGET - admission.LIGHT_RESERVE) // cost)
-    body = {"data": ["a burst", 1, 1, "every step"]}
+    body = {"data": ["a burst"]}
     codes = released_together(BURST, lambda i: post(guarded, "/gradio_api/call/walkthrough", body).status_code)
     assert codes.count(200) == cap and codes.count(429) == BURST - cap
     victim = post(guarded, "/gradio_api/call/predict", {"data": ["mine"]}, source="127.0.0.2")

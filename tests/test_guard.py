@@ -247,6 +247,22 @@ def test_fair_order_puts_each_clients_kth_job_behind_everyones_earlier_ones():
     assert fair_queue.fair_order([b1, a1, b2], []) == [b1, a1, b2]
 
 
+
+def test_fair_order_puts_a_light_call_before_many_clients_single_heavy_jobs(app):
+    heavy_fn = next(fn for fn in app.demo.fns.values() if fn.api_name == "attributions")
+    light_fn = next(fn for fn in app.demo.fns.values() if fn.api_name == "predict")
+
+    def job(client: str, fn, text: str = "a text"):
+        return types.SimpleNamespace(request=fake_request(client), fn=fn, data=types.SimpleNamespace(data=[text]))
+
+    crowd = [job(f"10.0.0.{i}", heavy_fn) for i in range(40)]
+    victim = job(OTHER, light_fn)
+    running = [job("10.0.1.1", heavy_fn), job("10.0.1.2", heavy_fn)]
+    assert fair_queue.fair_order([*crowd, victim], running)[0] is victim  # it arrived last
+    assert fair_queue.fair_order(crowd, running) == crowd  # equals keep their arrival order
+    long_text = job("10.0.0.99", heavy_fn, "x" * 10_000)
+    assert fair_queue.fair_order([long_text, crowd[0]], [])[0] is crowd[0]  # the costlier input waits
+
 # Routes, events and limits of the server as shipped
 
 

@@ -59,6 +59,19 @@ def job_cost(endpoint: str | None, text_chars: int) -> float:
     return weight * (1.0 + quarters / 4)
 
 
+def call_cost(fn, data) -> float:
+    """``job_cost`` of a call of Gradio's event ``fn`` (None: one Gradio will refuse) with its inputs ``data``.
+
+    An event that skips the queue (the main views' redraws) is light; a private one is a page event.
+    """
+    if fn is None or not fn.queue:
+        return LIGHT_COST
+    if fn.api_visibility == "private":
+        return job_cost(None, 0)
+    texts = data if isinstance(data, list) else []
+    return job_cost(fn.api_name, sum(len(value) for value in texts if isinstance(value, str)))
+
+
 @dataclass(eq=False)
 class Ticket:
     """One admitted job: whose, what it costs, and (once Gradio queued it) its event and session."""

@@ -1,10 +1,11 @@
 """A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them.
 
 Gradio runs a concurrency group's waiting jobs first in, first out. With one group for all model work
-(``server.MODEL_WORK``) a client with several jobs (``admission.CLIENT_BUDGET``) queued ahead would make the
-next visitor wait for all of them. ``make_fair`` reorders the waiting jobs after each new one: a client's
-k-th job, counting the ones it has running, waits behind every other client's jobs with fewer ahead of
-them (in arrival order among equals). A visitor with nothing running goes next; a client alone keeps its order.
+(``server.MODEL_WORK``) a client with several jobs queued ahead would make the next visitor wait for all of
+them, and forty clients with one heavy job each would make a light call wait behind forty heavy ones.
+``make_fair`` reorders the waiting jobs after each new one by the cost their client has ahead of them, this
+job's included (``admission.call_cost``; running jobs count): a visitor's light call goes before anyone's heavy
+job, and among equals the earlier arrival goes first; a client alone keeps its order.
 """
 
 from __future__ import annotations
@@ -13,12 +14,18 @@ from collections import Counter
 
 from gradio.server_messages import ProcessCompletedMessage
 
-from . import clients
+from . import admission, clients
 
 
 def client_of(event) -> str:
     """The client that sent a queued event (its join request's, as the guard identified it)."""
     return clients.request_client(event.request) if event.request is not None else clients.UNKNOWN
+
+
+def cost_of(event) -> float:
+    """What a queued event costs (``admission.call_cost`` of its event and inputs)."""
+    body = getattr(event, "data", None)
+    return admission.call_cost(getattr(event, "fn", None), getattr(body, "data", None))
 
 
 def running_events(queue) -> list:
@@ -36,17 +43,19 @@ def fair_order(waiting: list, running: list) -> list:
 
     Args:
         waiting: the group's waiting events, in arrival order.
-        running: the events being processed (each counts as one ahead for its client).
+        running: the events being processed (each counts its cost for its client).
 
     Returns:
-        The same events, by (how many of their client's jobs are ahead of them, arrival).
+        The same events, by (the cost of their client's jobs running or ahead of them, theirs included, arrival).
     """
-    ahead = Counter(client_of(event) for event in running)
+    ahead = Counter()
+    for event in running:
+        ahead[client_of(event)] += cost_of(event)
     ranked = []
     for arrival, event in enumerate(waiting):
         client = client_of(event)
+        ahead[client] += cost_of(event)
         ranked.append((ahead[client], arrival, event))
-        ahead[client] += 1
     return [event for _, _, event in sorted(ranked, key=lambda rank: rank[:2])]
 
 

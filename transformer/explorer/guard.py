@@ -141,10 +141,7 @@ def replay(body: bytes, receive):
 
 
 def job_cost(blocks, route: str, body: bytes) -> float:
-    """``admission.job_cost`` of the job ``body`` asks ``route`` for: a page event, or a named endpoint on its text.
-
-    A job that skips the queue (the main views' redraws) is light; one Gradio will refuse costs as a light one.
-    """
+    """``admission.call_cost`` of the job ``body`` asks ``route`` for: an event by number, or by name."""
     try:
         request = json.loads(body or b"{}")
     except ValueError:
@@ -154,12 +151,7 @@ def job_cost(blocks, route: str, body: bytes) -> float:
     fn = blocks.fns.get(request.get("fn_index")) if isinstance(request.get("fn_index"), int) else None
     if fn is None and named:
         fn = next((fn for fn in blocks.fns.values() if fn.api_name == named[1]), None)
-    if fn is None or not fn.queue:
-        return admission.LIGHT_COST
-    if fn.api_visibility == "private":
-        return admission.job_cost(None, 0)
-    data = request.get("data") if isinstance(request.get("data"), list) else []
-    return admission.job_cost(fn.api_name, sum(len(value) for value in data if isinstance(value, str)))
+    return admission.call_cost(fn, request.get("data"))
 
 
 def session_of(queue, event_id: str) -> str:
