@@ -10,8 +10,9 @@ GRADIO_TEMP_DIR and the atlas cache in a fresh temporary folder (its disk use is
 data folder (the bundled model has its atlas: nothing is built). Every loop has a deadline; the server is
 stopped at the end, on Ctrl-C or an error too. Progress goes to stderr, the table to stdout.
 
-    python -m benchmarks.attack                                    # = make attack (about 6 minutes)
+    python -m benchmarks.attack                                    # = make attack (all attacks; not timed in full)
     python -m benchmarks.attack --seconds 20 --only heavy small --json attack.json
+    python -m benchmarks.attack --seconds 20 --only burst rotate routes mcp unread crowd   # issue 36
 """
 
 import argparse

@@ -247,7 +247,6 @@ def test_fair_order_puts_each_clients_kth_job_behind_everyones_earlier_ones():
     assert fair_queue.fair_order([b1, a1, b2], []) == [b1, a1, b2]
 
 
-
 def test_fair_order_puts_a_light_call_before_many_clients_single_heavy_jobs(app):
     heavy_fn = next(fn for fn in app.demo.fns.values() if fn.api_name == "attributions")
     light_fn = next(fn for fn in app.demo.fns.values() if fn.api_name == "predict")
@@ -262,6 +261,7 @@ def test_fair_order_puts_a_light_call_before_many_clients_single_heavy_jobs(app)
     assert fair_queue.fair_order(crowd, running) == crowd  # equals keep their arrival order
     long_text = job("10.0.0.99", heavy_fn, "x" * 10_000)
     assert fair_queue.fair_order([long_text, crowd[0]], [])[0] is crowd[0]  # the costlier input waits
+
 
 # Routes, events and limits of the server as shipped
 
