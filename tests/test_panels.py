@@ -73,3 +73,23 @@ def test_every_walkthrough_figure_is_a_valid_plotly_figure():
         assert len(validated.data) == len(figure.data) and validated.layout.title.text == figure.layout.title.text
     with pytest.raises(ValueError):
         go.Figure({"data": [{"type": "heatmap", "zz": [[1]]}]})  # the check itself can fail
+
+
+def axis_domains(figure: go.Figure) -> list[list[float]]:
+    """Every axis's domain in a figure, as plotly will check them."""
+    layout = figure.to_dict()["layout"]
+    return [axis["domain"] for name, axis in layout.items() if name[1:5] == "axis" and "domain" in axis]
+
+
+@pytest.mark.parametrize("stacked", [False, True], ids=["side by side", "stacked"])
+def test_every_domain_is_within_the_figure_at_every_number_of_rows(stacked):
+    """Summed fractions can end at 1 + 2e-16, and ``1 - end`` then below 0: plotly refused the Walkthrough's step 11
+    (a sentence's rows over one pooled row) for about one length in ten."""
+    for rows in range(1, 129):
+        tokens = token_labels([f"t{i}" for i in range(rows)])
+        sentence = Panel(torch.ones(rows, 16), [f"d{j}" for j in range(16)], tokens, "LayerNorm(x)")
+        pooled = Panel(torch.ones(1, 16), [f"d{j}" for j in range(16)], [""], "mean")
+        figure = panel_figure([sentence, pooled, pooled], "t", stacked=stacked)
+        for low, high in axis_domains(figure):
+            assert 0.0 <= low < high <= 1.0, (rows, low, high)
+    go.Figure(figure.to_dict())  # the last one, validated

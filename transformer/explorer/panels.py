@@ -56,15 +56,24 @@ class Panel:
 
 
 def _domains(sizes: list[int], gap: float) -> list[tuple[float, float]]:
-    """Consecutive paper fractions, one per panel, in proportion to ``sizes`` (each at least ``MIN_SHARE``)."""
+    """Consecutive paper fractions, one per panel, in proportion to ``sizes`` (each at least ``MIN_SHARE``).
+
+    Each bound is rounded and kept within [0, 1], the last end exactly 1: summed floats can end at 1 + 2e-16, and
+    a stacked layout's ``1 - end`` would then be a negative domain, which plotly refuses."""
     shares = [max(size / sum(sizes), MIN_SHARE) for size in sizes]
     room = 1.0 - gap * (len(sizes) - 1)
     spans, start = [], 0.0
     for share in shares:
         end = start + room * share / sum(shares)
-        spans.append((start, end))
+        spans.append((_fraction(start), _fraction(end)))
         start = end + gap
+    spans[-1] = (spans[-1][0], 1.0)
     return spans
+
+
+def _fraction(value: float) -> float:
+    """A paper fraction rounded to 1e-9 (far below a pixel) and clipped to [0, 1]."""
+    return min(max(round(value, 9), 0.0), 1.0)
 
 
 def _largest(panel: Panel) -> float:
