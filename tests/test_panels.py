@@ -36,11 +36,14 @@ def test_the_panels_take_their_share_of_the_figure_and_never_overlap(stacked):
         assert (trace.xaxis, trace.yaxis) == (f"x{i if i > 1 else ''}", f"y{i if i > 1 else ''}")
 
 
-def test_each_panel_has_its_own_colour_range_given_in_its_title():
+def test_each_panel_has_its_own_colour_range_on_its_own_colour_bar_over_it():
     figure = panel_figure([panel(4, 2.0, "small"), panel(4, 50.0, "large"), panel(4, 0.5, "w", signed=False)], "t")
     assert [(t.zmin, t.zmax) for t in figure.data] == [(-2.0, 2.0), (-50.0, 50.0), (0.0, 0.5)]
-    titles = [note.text for note in figure.layout.annotations]
-    assert "±2" in titles[0] and "±50" in titles[1] and "0 to 0.5" in titles[2]
+    assert [list(t.colorbar.ticktext) for t in figure.data] == [["−2", "0", "+2"], ["−50", "0", "+50"], ["0", "0.5"]]
+    for trace, i in zip(figure.data, ("", "2", "3"), strict=True):  # each bar spans its own panel, just above it
+        x_domain, y_domain = figure.layout[f"xaxis{i}"].domain, figure.layout[f"yaxis{i}"].domain
+        assert trace.colorbar.x == pytest.approx((x_domain[0] + x_domain[1]) / 2) and trace.colorbar.y == y_domain[1]
+        assert trace.colorbar.len == pytest.approx(x_domain[1] - x_domain[0])
 
 
 def test_labels_and_titles_are_escaped():

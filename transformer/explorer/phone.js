@@ -30,7 +30,8 @@
     if (text) {
       layout.title = {...layout.title, text, font: {size: 14}, yref: "container", y: 1, yanchor: "top", pad: {t: below}};
     }
-    data.forEach((trace) => { if (trace.colorbar) trace.colorbar = {...trace.colorbar, ...bar}; });
+    // a horizontal colour bar is already laid out for its own panel (panels.py), and stays over it
+    data.forEach((trace) => { if (trace.colorbar && trace.colorbar.orientation !== "h") trace.colorbar = {...trace.colorbar, ...bar}; });
     const axis = layout.coloraxis;
     if (axis) layout.coloraxis = {...axis, colorbar: {...axis.colorbar, ...bar}};
     for (const name of Object.keys(layout)) {
