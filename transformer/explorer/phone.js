@@ -57,6 +57,15 @@
     }
     return layout;
   };
+  // The toolbar's PNG download is named after the figure's box and the sentence ("walk-plot-the-film-was-dull.png"),
+  // not plotly's "newplot.png": Gradio passes plotly no config of ours, so it is added to every draw here.
+  const downloadName = (gd, config) => {
+    const box = gd?.closest?.(".block[id]")?.id || "figure";
+    const sentence = document.querySelector("#sentence textarea")?.value || "";
+    const words = sentence.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+    const filename = words ? `${box}-${words}` : box;
+    return {...(config || {}), toImageButtonOptions: {...(config?.toImageButtonOptions || {}), filename}};
+  };
   let plotly;  // Gradio's plotly bundle sets window.Plotly once, before it draws anything
   Object.defineProperty(window, "Plotly", {
     configurable: true,
@@ -66,7 +75,7 @@
       value.react = (gd, data, layout, config) => {
         layout = phone(data, layout);
         if (layout) fitText(gd, data, layout);
-        return react(gd, data, layout, config);
+        return react(gd, data, layout, downloadName(gd, config));
       };
       plotly = value;
     },

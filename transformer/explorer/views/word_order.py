@@ -16,7 +16,7 @@ import torch
 from ...explain.counterfactual import WordOrder, sentence_permutation, word_order_experiment
 from .. import runner
 from ..analysis import Analysis, InputError, check_text, sentence_ids
-from ..figures import TEMPLATE, escape
+from ..figures import CLASS_COLOURS, TEMPLATE, escape
 from ..inputs import whole_number
 from ..markup import sentence, table
 from ..readers import choice, number
@@ -107,13 +107,21 @@ def word_order_figure(result: WordOrder, class_names: list[str] | None = None, p
     probs = result.probs.reshape(4, -1)  # (4, C) in the order of ``conditions``
     names = class_names or [str(c) for c in range(probs.size(1))]
     figure = go.Figure(
-        [go.Bar(x=conditions, y=probs[:, c].tolist(), name=escape(names[c])) for c in range(probs.size(1))]
+        [
+            go.Bar(x=conditions, y=probs[:, c].tolist(), name=escape(names[c]), marker_color=class_colour(c))
+            for c in range(probs.size(1))
+        ]
     )
     note = f"identical with PE off: {UNSEEN_ORDER[pooling]}" if result.is_permutation else "not a reordering"
     figure.update_layout(template=TEMPLATE, barmode="group", title=f"Word order and positional encoding:<br>{note}")
     figure.update_xaxes(type="category")
     figure.update_yaxes(title="probability", range=[0, 1])
     return figure
+
+
+def class_colour(index: int) -> str:
+    """Class ``index``'s bar colour (``CLASS_COLOURS``, round again past the last)."""
+    return CLASS_COLOURS[index % len(CLASS_COLOURS)]
 
 
 def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
