@@ -2,6 +2,9 @@
 counts from 1 to ``max_len`` and past it, with every control at its defaults, all at their first extreme and all at
 their last, on the tutorial's tiny model and on a tiny BERT, DistilBERT and RoBERTa.
 
+Hypothesis then writes texts of any Unicode (emoji, right-to-left scripts, long words, only punctuation, only
+whitespace between words) and every tab is drawn on each, at its defaults.
+
 No browser: each tab is laid out once per model (``app.lay_out_page``) and its ``Drawing`` called as the page calls
 it, its kept state carried from one draw to the next as the page carries it. A draw may refuse a control with a
 clear ``gr.Error``, never with any other exception; at the defaults it never refuses. Every figure drawn at the
@@ -15,6 +18,8 @@ from dataclasses import dataclass
 import gradio as gr
 import plotly.graph_objects as go
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
 from transformer.explorer import analysis, runner
@@ -130,3 +135,39 @@ def test_every_tab_draws_every_length_with_its_controls_at_their_extremes(swept,
                 continue
             if n in ends:
                 validate(drawn)
+
+
+# Words of every kind a person may type, joined by any whitespace.
+WORD_KINDS = st.one_of(
+    st.sampled_from(["😀", "👍🏽", "👨‍👩‍👧‍👦", "🏳️‍🌈", "🧪"]),  # emoji, skin tones, ZWJ sequences
+    st.text(st.characters(min_codepoint=0x05D0, max_codepoint=0x05EA), min_size=1, max_size=8),  # Hebrew
+    st.text(st.characters(min_codepoint=0x0627, max_codepoint=0x064A), min_size=1, max_size=8),  # Arabic
+    st.text(st.sampled_from("abcdefghijklmnopqrstuvwxyz"), min_size=30, max_size=80),  # one long word
+    st.text(st.sampled_from("!?.,;:…—«»¿¡()[]{}\"'"), min_size=1, max_size=6),  # only punctuation
+    st.text(st.characters(blacklist_categories=["Cs"]), min_size=1, max_size=6),  # anything at all
+)
+SPACES = st.sampled_from([" ", "  ", "\t", "\n", "\u00a0", "\u3000", "\u2009"])
+UNICODE_TEXTS = st.lists(st.tuples(WORD_KINDS, SPACES), min_size=1, max_size=12).map(
+    lambda words: "".join(word + space for word, space in words)
+)
+ANY_TEXT = settings(
+    max_examples=4,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture, HealthCheck.data_too_large],
+)
+
+
+@ANY_TEXT
+@given(text=UNICODE_TEXTS)
+def test_every_tab_draws_any_unicode_text(swept, text):
+    try:
+        result = runner.run_model(text)
+    except analysis.InputError:  # no token in it (only controls or marks the normaliser drops): said, not drawn
+        return
+    for drawing in swept.parts.drawings.values():
+        if swept.parts.page.result not in drawing.inputs:
+            continue
+        values = {control: control.value for control in drawing.inputs} | {swept.parts.page.result: result}
+        draw(drawing, values)  # any exception fails, a gr.Error included: the defaults suit every sentence
