@@ -204,3 +204,32 @@ def test_a_quick_step_change_never_calls_the_model(app):
         assert not calls
     finally:
         handle.remove()
+
+
+CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
+
+
+@pytest.mark.browser
+def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_step_from_a_cold_link(page, url):
+    """Its step 11 raised plotly's "yaxis domain[0] = -2.2e-16" (Next stayed at step 10 with red badges), and a
+    cold link to step 11 broke the whole page. Every step now draws: with Next, and from a link."""
+    step_text = "(s) => document.querySelector('#walk-text')?.textContent.includes(s)"
+    drawn = "() => document.querySelector('#walk-plot .main-svg') !== null"
+    page.goto(f"{url}?text={CRASHED}&view=walkthrough&step=1")
+    page.wait_for_function(step_text, arg="1. Tokens")
+    page.wait_for_function(drawn)
+    for step in range(2, len(walkthrough.STEPS) + 1):
+        page.locator("#walk-next").click()
+        page.wait_for_function(step_text, arg=f"{step}. ")
+        page.wait_for_function("(s) => new URL(location.href).searchParams.get('step') === s", arg=str(step))
+    assert "def forward" in page.locator("#walk-code").text_content()  # step 12: the classifier's forward
+    page.locator("#walk-plot").hover()
+    with page.expect_download() as download:  # the PNG is named after the figure's box and the sentence
+        page.locator("#walk-plot [data-title^='Download plot']").click()
+    assert download.value.suggested_filename.startswith("walk-plot-a-wonderful-film-a-wonderful")
+    for step in range(1, len(walkthrough.STEPS) + 1):  # a cold link to each step: that step, the sentence's own
+        page.goto(f"{url}?text={CRASHED}&view=walkthrough&step={step}&walk_layer=2&walk_head=2")
+        page.wait_for_function(step_text, arg=f"{step}. ")
+        page.wait_for_function(drawn)
+        assert page.locator("#sentence textarea").input_value() == CRASHED
+        assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_text_contents()
