@@ -1,14 +1,16 @@
 """Sweep: every tab's own drawing (the handler the page runs when the tab is shown or a control changes), at token
 counts from 1 to ``max_len`` and past it, with every control at its defaults, all at their first extreme and all at
-their last, on the tutorial's tiny model and on a tiny BERT, DistilBERT and RoBERTa.
+their last (and a short slider, the Walkthrough's steps, at every position), on the tutorial's tiny model and on a
+tiny BERT, DistilBERT and RoBERTa.
 
 Hypothesis then writes texts of any Unicode (emoji, right-to-left scripts, long words, only punctuation, only
 whitespace between words) and every tab is drawn on each, at its defaults.
 
 No browser: each tab is laid out once per model (``app.lay_out_page``) and its ``Drawing`` called as the page calls
 it, its kept state carried from one draw to the next as the page carries it. A draw may refuse a control with a
-clear ``gr.Error``, never with any other exception; at the defaults it never refuses. Every figure drawn at the
-shortest and the longest sentence goes through plotly's validation (the views build some figures unvalidated).
+clear ``gr.Error``, never with any other exception; at the defaults it never refuses. Every figure's axis domains are
+checked as plotly checks them, and every figure drawn at the shortest and the longest sentence goes through plotly's
+whole validation (the views build some figures unvalidated).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ FAMILIES = ["tutorial", "bert", "distilbert", "roberta"]
 # max_len and past it; a Hub model is drawn at those only (the sweep's time is mostly the tabs' own maths).
 LENGTHS = [1, 2, 3, 5, 8, 12, 17, 31, 52]
 EXTREME_LENGTHS = [17]
+WHOLE_SLIDER = 16  # a slider of fewer positions is drawn at each of them, at every length
 WORDS = ["a", "the", "film", "and", "was", "it", "great", "dull", ",", ".", "movie", "acting", "not", "i"]
 
 
@@ -99,11 +102,28 @@ def extremes(control, tokens: int) -> tuple[object, object] | None:
     return None
 
 
+def every_position(control) -> list:
+    """Every value of a slider of at most ``WHOLE_SLIDER`` positions (the Walkthrough's 12 steps), drawn at every
+    length; none for another control."""
+    if not isinstance(control, gr.Slider) or (control.maximum - control.minimum) / control.step >= WHOLE_SLIDER:
+        return []
+    return list(range(int(control.minimum), int(control.maximum) + 1, int(control.step)))
+
+
 def draw(drawing, values: dict) -> dict:
     """The drawing's outputs, its states written back into ``values`` as the page keeps them."""
     drawn = drawing.draw(values)
     values.update({output: value for output, value in drawn.items() if isinstance(output, gr.State)})
     return drawn
+
+
+def check_domains(drawn: dict) -> None:
+    """Every axis domain of every figure drawn within [0, 1], as plotly checks it: cheap enough for every draw."""
+    for figure in drawn.values():
+        if isinstance(figure, go.Figure):
+            for name, axis in figure.layout.to_plotly_json().items():
+                if name[1:5] == "axis" and "domain" in axis:
+                    assert 0.0 <= axis["domain"][0] < axis["domain"][1] <= 1.0, (name, axis["domain"])
 
 
 def validate(drawn: dict) -> None:
@@ -127,12 +147,14 @@ def test_every_tab_draws_every_length_with_its_controls_at_their_extremes(swept,
         ranges = {c: extremes(c, len(result.tokens)) for c in drawing.inputs if c is not result_state}
         if n in ends or n in EXTREME_LENGTHS:
             settings += [{c: ends_[side] for c, ends_ in ranges.items() if ends_} for side in (0, 1)]
+        settings += [{c: value} for c in drawing.inputs for value in every_position(c)]
         for i, setting in enumerate(settings):
             try:
                 drawn = draw(drawing, values | setting)
             except gr.Error as error:  # a control the view refuses, said in a sentence
                 assert i and str(error.message).strip(), (view, n, setting, error.message)
                 continue
+            check_domains(drawn)
             if n in ends:
                 validate(drawn)
 
