@@ -318,6 +318,7 @@ def test_the_atlas_bars_share_a_range_fitted_to_the_largest_weight_and_the_summa
     ranges = [tuple(figure.layout[name].range) for name in figure.layout if name.startswith("yaxis")]
     assert ranges == [(0, pytest.approx(0.22))] * 2  # one range, 0 to the largest weight × 1.1: a 0.2 bar fills most
     summary = atlas_view.atlas_summary(
-        {"sentences": 37, "sets": {"sst2": 37}, "base_accuracy": 0.865, "role_rule": "r", "heads": heads}
+        {"sentences": 37, "sets": {"sst2": 37}, "base_accuracy": 0.865, "role_rule": "a <rule>", "heads": heads}
     )
     assert "reference corpus of 37 sentences" in summary and "86.5%" in summary
+    assert "<b>Role rule:</b> a &lt;rule&gt; " in summary and "{" not in summary  # the rule itself, escaped, no code

@@ -21,16 +21,19 @@ from transformer.explain import (
     word_order_experiment,
 )
 from transformer.explorer import figures as figures_module
-from transformer.explorer import token_spans
+from transformer.explorer import theme, token_spans
 from transformer.explorer.attribution_figures import attribution_figure, attribution_html
-from transformer.explorer.figures import attention_heatmap, shown_values, token_labels
+from transformer.explorer.figures import CLASS_COLOURS, attention_heatmap, round_ticks, shown_values, token_labels
 from transformer.explorer.inputs import page_numbers
+from transformer.explorer.views import token_embeddings
 from transformer.explorer.views.attributions import agreement_figure
 from transformer.explorer.views.compare import difference_figure
 from transformer.explorer.views.inside_head import head_figure
 from transformer.explorer.views.knockout import head_importance_figure
+from transformer.explorer.views.positional_encoding import positional_curves
 from transformer.explorer.views.rollout import rollout_figure
 from transformer.explorer.views.word_order import word_order_figure
+from transformer.positional_encoding import sinusoidal_table
 
 MARKUP = "<b>x</b>"
 ESCAPED = "&lt;b&gt;x&lt;/b&gt;"
@@ -207,3 +210,82 @@ def test_the_head_importance_title_names_the_drop_and_gives_the_probability_with
     title = head_importance_figure(importance, ["positive", "negative"]).layout.title.text
     assert title.startswith("Drop in P(positive) when one head alone is off")
     assert "all heads on: 0.941" in title and "= 0.941" not in title
+
+
+def test_the_positional_encoding_dots_take_their_curves_colour_and_have_a_legend_entry():
+    """The dots at the sentence's tokens took the next colour in the cycle, not their curve's, and had no legend."""
+    figure = positional_curves(sinusoidal_table(32, 8).numpy(), [0, 1, 5], ["a", "b", "c"])
+    curves, dots = figure.data[0::2], figure.data[1::2]
+    assert len({curve.line.color for curve in curves}) == 3
+    for curve, dot in zip(curves, dots, strict=True):
+        assert dot.marker.color == curve.line.color and dot.showlegend is not False
+        assert dot.legendgroup == curve.legendgroup and "your tokens" in dot.name
+
+
+def test_word_order_bars_are_coloured_by_class_not_in_the_red_and_blue_of_for_and_against():
+    figure = word_order_figure(
+        word_order_experiment(tiny_model(), SENTENCE, SENTENCE.flip(1)), ["negative", "positive"]
+    )
+    colours = [bar.marker.color for bar in figure.data]
+    assert colours == list(CLASS_COLOURS[:2])
+    signed_ends = {
+        "#b2182b",
+        "#2166ac",
+        "#d62728",
+        "#1f77b4",
+        "#636efa",
+        "#ef553b",
+    }  # RdBu's, the highlights', plotly's
+    assert not {colour.lower() for colour in colours} & signed_ends
+
+
+def test_an_attention_colour_bar_reads_short_round_values():
+    """Weights travel as whole numbers of 10^-4, and the bar's ticks read "0.6000"."""
+    weights = torch.tensor([[0.62, 0.38], [0.1, 0.9]]).numpy()
+    bar = attention_heatmap(["a", "b"], weights, "t").data[0].colorbar
+    assert list(bar.ticktext) == ["0", "0.25", "0.5", "0.75"] and bar.tickformat is None  # the range tops at 0.9
+    assert [v / 10**4 for v in bar.tickvals] == pytest.approx([0, 0.25, 0.5, 0.75])
+    assert round_ticks(1.0) == [0, 0.25, 0.5, 0.75, 1.0] and round_ticks(0.037) == [0, 0.01, 0.02, 0.03]
+
+
+def test_the_attention_plot_is_not_called_one_head_since_it_shows_the_mean_too(app):
+    (plot,) = [block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "attention-heatmap"]
+    assert "one head" not in plot.label.lower().replace("one head or", "") and "mean" in plot.label
+
+
+def test_in_the_dark_theme_only_a_heatmaps_colour_bar_is_inverted_with_its_cells():
+    """A scatter's colour bar (Token embeddings) was inverted while its points were not: pink-green against purple."""
+    rules = [line for line in theme.PAGE_CSS.splitlines() if ".cbfill" in line]
+    assert rules and all(":has(.heatmaplayer image) .colorbar .cbfill" in rule for rule in rules)
+
+
+def test_a_long_sentences_attribution_heatmap_prints_no_numbers_and_a_short_ones_does():
+    scores = torch.linspace(-1, 1, 2 * 30).view(2, 30)
+    tokens = [f"t{i}" for i in range(30)]
+    assert attribution_figure(scores, ["a", "b"], tokens).data[0].texttemplate is None
+    assert attribution_figure(scores[:, :8], ["a", "b"], tokens[:8]).data[0].texttemplate
+
+
+def test_the_highlighted_text_joins_word_pieces_and_greys_the_unread_tail():
+    text = "it mattered a lot more than that"
+    pieces = [("it", 0), (" ", None), ("matter", 1), ("ed", 2), (" a lot more than that", None)]
+    shown = attribution_html(pieces, ["it", "matter", "##ed"], torch.tensor([0.5, -0.2, 0.3]))
+    assert re.search(r">matter</span><span[^>]*>ed</span>", shown)  # nothing between the two pieces
+    assert "padding" not in shown and "border-radius" not in shown  # and no gap drawn around them
+    tail = re.search(r'<span class="attribution-unread"[^>]*>(.*?)</span>', shown)
+    assert tail and "[not read]" in tail.group(1) and "a lot more than that" in tail.group(1)
+    assert text.startswith("it mattered")
+    between = attribution_html([("a", 0), (" ", None), ("b", 1)], ["a", "b"], torch.tensor([1.0, 1.0]))
+    assert "not read" not in between  # the spaces between tokens are read text
+
+
+def test_token_embeddings_label_only_points_far_enough_apart_and_hover_names_every_one():
+    points = torch.tensor([[0.0, 0.0], [0.01, 0.01], [0.02, 0.0], [1.0, 1.0], [1.0, 0.98], [0.5, 0.5]] * 2)
+    labels = [f"t{i}" for i in range(len(points))]
+    shown = token_embeddings.spaced_labels(points, labels)
+    assert shown[0] == "t0" and shown[3] == "t3" and shown[5] == "t5" and shown[1] == shown[2] == shown[4] == ""
+    kept = [i for i, label in enumerate(shown) if label]
+    extent = points.max(dim=0).values - points.min(dim=0).values
+    for i, j in itertools.combinations(kept, 2):  # no two printed labels overlap
+        gap = ((points[i] - points[j]) / extent).abs()
+        assert gap[0] >= token_embeddings.LABEL_GAP[0] or gap[1] >= token_embeddings.LABEL_GAP[1]

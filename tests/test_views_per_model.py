@@ -9,6 +9,7 @@ import types
 
 import pytest
 import torch
+from app_fixtures import build_model, build_tokenizer
 from tiny import tiny_model
 
 from transformer.explain.agreement import agreement_of
@@ -18,7 +19,7 @@ from transformer.explorer import analysis, runner
 from transformer.explorer.analysis import InputError
 from transformer.explorer.colour import excluded_positions
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
-from transformer.explorer.views import attributions, positional_encoding, token_embeddings, walkthrough
+from transformer.explorer.views import attributions, positional_encoding, token_embeddings, walkthrough, word_order
 from transformer.loading import load_model
 
 OTHER = types.SimpleNamespace(model_type="bert", max_len=512, d_model=32)  # what the views see of a Hub model
@@ -99,3 +100,32 @@ def test_the_attributions_tab_says_which_tokens_the_pad_baseline_keeps(app, hub_
     assert "every token replaced by [PAD] but &lt;s&gt;, &lt;/s&gt;, kept" in summary
     ours = attributions.attribution_view(runner.get_model()[0].model, None, runner.run_model("a wonderful film"))
     assert "every token replaced by [PAD], same positions" in attributions.attribution_panel(ours)[0]
+
+
+@pytest.mark.parametrize("family", ["bert", "distilbert", "roberta"])
+def test_word_order_shuffles_only_the_sentence_and_its_verdict_follows_the_pooling(hub_model_dirs, family):
+    """A shuffle that moved [CLS] (or <s>) from position 0 changed what a Hub classifier reads, so "the same
+    prediction without positional encoding" was false; the added tokens now stay and the verdict names them."""
+    loaded = load_model(hub_model_dirs[family], device="cpu")
+    model, tokenizer = loaded.model, loaded.tokenizer
+    result = analysis.analyze(model, tokenizer, "a wonderful film with great acting and a moving story")
+    added = [i for i, token in enumerate(result.token_ids) if token in model.added_token_ids]
+    assert added == [0, len(result.tokens) - 1]
+    for seed in range(4):
+        view = word_order.word_order_view(model, tokenizer, result, seed=seed)
+        assert [view.reordered_tokens[i] for i in added] == [result.tokens[i] for i in added]
+        assert view.reordered_tokens != result.tokens and sorted(view.reordered_tokens) == sorted(result.tokens)
+        assert view.difference_without_encoding < 1e-5, (seed, view.difference_without_encoding)
+    summary, figure = word_order.word_order_panel(view)
+    assert "first token the classifier reads stays in place" in summary and "mean pooling" not in summary
+    assert "&lt;s&gt;" in summary and "<s>" not in summary  # named, escaped
+    assert "first token" in figure.layout.title.text
+    tutorial = word_order.word_order_panel(word_order.word_order_view(*build_tutorial(), seed=1))
+    assert "mean pooling cannot see order" in tutorial[0] and "mean pooling" in tutorial[1].layout.title.text
+
+
+def build_tutorial() -> tuple:
+    """The tiny tutorial model, its tokenizer and an analysis of a short sentence."""
+    tokenizer = build_tokenizer()
+    model = build_model(tokenizer)
+    return model, tokenizer, analysis.analyze(model, tokenizer, "a wonderful film , the acting was dull")

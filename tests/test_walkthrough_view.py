@@ -65,7 +65,7 @@ def test_the_address_readers_allow_only_the_models_steps_layers_and_heads(app):
 
 def panels(figure: go.Figure) -> dict[str, torch.Tensor]:
     """{panel title without its range: the values it draws}."""
-    titles = [note.text.split("<br>")[0] for note in figure.layout.annotations]
+    titles = [note.text for note in figure.layout.annotations]
     return {title: torch.tensor(trace.z, dtype=torch.float64) for title, trace in zip(titles, figure.data, strict=True)}
 
 
@@ -78,7 +78,7 @@ def test_each_step_shows_the_captured_tensors_it_names_side_by_side():
     walk = walk_through(model, torch.tensor([[5, 9, 2, 7]]))
     tokens, layer, head = ["a", "b", "c", "d"], 1, 1
     steps, shown = walk.layers[layer], {}
-    for i, step in enumerate(walkthrough.STEPS, start=1):
+    for i, step in enumerate(walkthrough.STEPS[1:], start=2):  # step 1 is a table (``test_a_learner_...``)
         shown[i] = panels(step.values(walk, tokens, layer, head))
     assert close(shown[2]["Embedding(ids)"], walk.embeddings) and close(shown[2]["× √16"], walk.scaled_embeddings)
     assert close(shown[3]["PE[0:N]"], walk.positions) and close(shown[3]["x + PE"], walk.embedded)
@@ -93,6 +93,33 @@ def test_each_step_shows_the_captured_tensors_it_names_side_by_side():
     assert close(shown[9]["GELU"], steps.ffn_activated) and close(shown[9]["x + FFN"], steps.block_output)
     assert close(shown[11]["mean over the tokens"], walk.pooled)
     assert close(shown[12]["softmax"], walk.probabilities) and close(shown[12]["Linear → 2 logits"], walk.logits)
+
+
+def test_a_learner_sees_each_steps_own_code_the_ids_as_whole_numbers_and_every_panels_signed_colour_bar():
+    """Step 1 showed the embedding code (step 2's) and its ids as a heatmap coloured by size, printed "173.000";
+    step 10 showed a call to ``self._stream`` instead of the loop over the blocks; a panel gave its range as "±27.8"
+    and no colour legend."""
+    sources = walkthrough.SOURCES
+    assert "def encode_batch" in sources[0] and sources[0] != sources[1]
+    assert "for i, layer in enumerate(self.layers)" in sources[9]  # the loop over the blocks itself
+    model = tiny_model(seed=4)
+    ids = [5, 9, 2, 7]
+    walk = walk_through(model, torch.tensor([ids]))
+    tokens = ["a", "<b>", "c", "d"]
+    (table,) = walkthrough.STEPS[0].values(walk, tokens, 0, 0).data
+    assert table.type == "table" and list(table.cells.values[2]) == ids and table.cells.format[2] == "d"
+    assert list(table.cells.values[1]) == ["a", "&lt;b&gt;", "c", "d"]  # escaped
+    for step in walkthrough.STEPS[1:]:
+        figure = step.values(walk, tokens, 1, 1)
+        for trace in figure.data:
+            bar, top = trace.colorbar, trace.zmax
+            assert trace.showscale and bar.orientation == "h", step.title
+            if trace.zmin < 0:  # diverging: both signs, and 0, said on the bar
+                assert list(bar.tickvals) == [-top, 0, top] and bar.ticktext[0].startswith("−"), step.title
+                assert bar.ticktext[1] == "0" and bar.ticktext[2].startswith("+"), step.title
+            else:
+                assert list(bar.tickvals) == [0, top] and not bar.ticktext[1].startswith("+"), step.title
+        go.Figure(figure.to_dict())  # the colour bars are ones plotly accepts
 
 
 def test_the_steps_tell_a_post_ln_model_what_it_does():
@@ -177,3 +204,32 @@ def test_a_quick_step_change_never_calls_the_model(app):
         assert not calls
     finally:
         handle.remove()
+
+
+CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
+
+
+@pytest.mark.browser
+def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_step_from_a_cold_link(page, url):
+    """Its step 11 raised plotly's "yaxis domain[0] = -2.2e-16" (Next stayed at step 10 with red badges), and a
+    cold link to step 11 broke the whole page. Every step now draws: with Next, and from a link."""
+    step_text = "(s) => document.querySelector('#walk-text')?.textContent.includes(s)"
+    drawn = "() => document.querySelector('#walk-plot .main-svg') !== null"
+    page.goto(f"{url}?text={CRASHED}&view=walkthrough&step=1")
+    page.wait_for_function(step_text, arg="1. Tokens")
+    page.wait_for_function(drawn)
+    for step in range(2, len(walkthrough.STEPS) + 1):
+        page.locator("#walk-next").click()
+        page.wait_for_function(step_text, arg=f"{step}. ")
+        page.wait_for_function("(s) => new URL(location.href).searchParams.get('step') === s", arg=str(step))
+    assert "def forward" in page.locator("#walk-code").text_content()  # step 12: the classifier's forward
+    page.locator("#walk-plot").hover()
+    with page.expect_download() as download:  # the PNG is named after the figure's box and the sentence
+        page.locator("#walk-plot [data-title^='Download plot']").click()
+    assert download.value.suggested_filename.startswith("walk-plot-a-wonderful-film-a-wonderful")
+    for step in range(1, len(walkthrough.STEPS) + 1):  # a cold link to each step: that step, the sentence's own
+        page.goto(f"{url}?text={CRASHED}&view=walkthrough&step={step}&walk_layer=2&walk_head=2")
+        page.wait_for_function(step_text, arg=f"{step}. ")
+        page.wait_for_function(drawn)
+        assert page.locator("#sentence textarea").input_value() == CRASHED
+        assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_text_contents()

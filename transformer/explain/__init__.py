@@ -32,6 +32,7 @@ from .counterfactual import (
     Perturbation,
     WordOrder,
     perturb_token,
+    sentence_permutation,
     shuffled_permutation,
     word_order_experiment,
 )
@@ -73,6 +74,7 @@ __all__ = [
     "pooled_relevance",
     "predict",
     "predict_with_knockout",
+    "sentence_permutation",
     "shuffled_permutation",
     "spearman_matrix",
     "stack_attentions",

@@ -110,6 +110,23 @@ def shuffled_permutation(n: int, seed: int = 0) -> torch.Tensor:
     return permutation
 
 
+def sentence_permutation(input_ids: torch.Tensor, seed: int = 0, kept_ids=()) -> torch.Tensor:
+    """A seeded shuffle of the sentence's own tokens: a position that holds one of ``kept_ids`` stays where it is.
+
+    ``kept_ids`` are the tokens a tokenizer adds around every sentence (``model.added_token_ids``: a BERT's [CLS]
+    and [SEP]). A [CLS] model classifies from position 0, so moving it would change the prediction with
+    positional encoding off too. The others move, never all back in place when two or more can.
+
+    Shape:
+        input_ids: (1, N). Returns (N,) int64, applied as ``shuffled_permutation``'s.
+    """
+    ids = input_ids[0].cpu()  # (N,)
+    movable = (~torch.isin(ids, torch.tensor(list(kept_ids), dtype=ids.dtype))).nonzero().flatten()  # (M,)
+    permutation = torch.arange(ids.numel())
+    permutation[movable] = movable[shuffled_permutation(movable.numel(), seed)]
+    return permutation
+
+
 @torch.no_grad()
 def word_order_experiment(
     model: TransformerClassifier, input_ids: torch.Tensor, reordered_ids: torch.Tensor

@@ -14,6 +14,13 @@ from .figures import escape, heatmap, token_labels
 
 # Red for evidence for the class, blue against: the same as the figures' diverging scale.
 _POSITIVE_RGB, _NEGATIVE_RGB = "214, 39, 40", "31, 119, 180"
+SHOW_VALUES_UP_TO = 24  # the heatmap prints each score in its cell up to this many tokens; past it they smear
+# The text past the last token read (a truncated text's tail): greyed, struck through and labelled.
+_UNREAD = (
+    '<span class="attribution-unread" title="not read: past the tokens the model reads" '
+    'style="color: var(--body-text-color-subdued); opacity: 0.7; text-decoration: line-through">'
+    '<em style="text-decoration: none">[not read]</em> {text}</span>'
+)
 
 
 def attribution_figure(
@@ -43,7 +50,7 @@ def attribution_figure(
         signed=True,
         colours=scores / limit.masked_fill(limit == 0, 1.0),
         colour_title="score ÷ its row's<br>largest |score|<br>(−1 to 1)",
-        show_values=True,
+        show_values=len(tokens) <= SHOW_VALUES_UP_TO,
     )
 
 
@@ -63,18 +70,22 @@ def attribution_html(
         scores: (N,).
 
     Returns:
-        An HTML string, the caption's ``<p>`` then ``<div class="attribution">`` with one ``<span>`` per token.
+        An HTML string, the caption's ``<p>`` then ``<div class="attribution">`` with one ``<span>`` per token, and
+        the text past the last token read (a truncated text's tail) greyed and labelled "[not read]".
     """
     values = scores.tolist()
     limit = max((abs(v) for v in values), default=0.0) or 1.0
+    last_read = max((i for i, (_, position) in enumerate(pieces) if position is not None), default=-1)
     parts = []
-    for piece, position in pieces:
+    for i, (piece, position) in enumerate(pieces):
         if position is None:
-            parts.append(html.escape(piece))
+            unread = i > last_read and piece.strip()
+            parts.append(_UNREAD.format(text=html.escape(piece)) if unread else html.escape(piece))
             continue
         value = values[position]
         rgb = _POSITIVE_RGB if value > 0 else _NEGATIVE_RGB
-        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f}); padding: 0 1px; border-radius: 3px"
+        # no padding, no rounded corners: a word's pieces ("matter" + "ed") join up, as typed
+        style = f"background-color: rgba({rgb}, {abs(value) / limit:.3f})"
         title = html.escape(f"{position} {tokens[position]}: {value:+.4f}")
         parts.append(f'<span title="{title}" style="{style}">{html.escape(piece)}</span>')
     heading = f'<p class="attribution-caption"><strong>{html.escape(caption)}</strong></p>' if caption else ""

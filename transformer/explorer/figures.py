@@ -28,6 +28,9 @@ from .colour import colour_limit, normalise_attention
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
 SIGNED_COLORS = "RdBu_r"  # red for more (or for evidence for a class), blue for less
+# One colour per class in a chart of class probabilities: neither red nor blue, which say for and against a class
+# everywhere else (a red "positive" bar beside a red "supports the negative class" attribution would disagree).
+CLASS_COLOURS = ("#7570b3", "#1b9e77", "#d95f02", "#e7298a")
 MAX_TICK_LABELS = 40  # beyond this many tokens the small multiples drop their axis labels
 LABEL_CHAR_PX = 7  # about the width of one character of plotly's 12 px tick labels (its default size)
 GRID_TICK_SIZE = 9  # the font size of the small multiples' tick labels
@@ -134,13 +137,29 @@ def label_width_px(labels: Sequence[str], font_size: int = 12) -> int:
     return LABEL_CHAR_PX * font_size // 12 * max(map(len, labels), default=1)
 
 
-def _colour_bar(extra: dict, title: str) -> dict:
-    """A colour bar whose ticks read in the values' own units (row colours as 0 to 1, whole numbers as 0.dddd)."""
+def _colour_bar(extra: dict, title: str, top: float) -> dict:
+    """A colour bar whose ticks read in the values' own units, as short as they can be: row colours as 0 to 1, and
+    weights sent as whole numbers of 10^-4 at a few round values up to ``top`` (in z's units), "0.6", not "0.6000"."""
     if "customdata" in extra:
         ticks = {"tickvals": [0, COLOUR_STEPS / 2, COLOUR_STEPS], "ticktext": ["0", "0.5", "1"]}
         return {"title": {"text": f"{title} ÷ row max"}, **ticks}
-    whole = extra["value"].startswith("0.")
-    return {"title": {"text": title}, **({"tickprefix": "0.", "tickformat": f"0{SHOWN_DECIMALS}d"} if whole else {})}
+    if not extra["value"].startswith("0."):
+        return {"title": {"text": title}}
+    values = round_ticks(top / _SHOWN_UNIT)
+    return {
+        "title": {"text": title},
+        "tickvals": [v * _SHOWN_UNIT for v in values],
+        "ticktext": [f"{v:g}" for v in values],
+    }
+
+
+def round_ticks(top: float, most: int = 5) -> list[float]:
+    """At most ``most`` round values from 0 up to ``top``, a step of 1, 2, 2.5 or 5 times a power of ten apart."""
+    if top <= 0:
+        return [0.0]
+    power = 10.0 ** math.floor(math.log10(top / (most - 1)))
+    step = next(power * k for k in (1, 2, 2.5, 5, 10) if top / (power * k) <= most - 1)
+    return [round(i * step, 10) for i in range(int(top / step + 1e-9) + 1)]
 
 
 def attention_heatmap(
@@ -181,7 +200,7 @@ def attention_heatmap(
         "zmin": -top if signed else 0.0,
         "zmax": top,
         "colorscale": SIGNED_COLORS if signed else ATTENTION_COLORS,
-        "colorbar": _colour_bar({**extra, "value": value}, value_name),
+        "colorbar": _colour_bar({**extra, "value": value}, value_name, top),
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }
@@ -304,7 +323,7 @@ def attention_grid(
     label_px = label_width_px(labels, GRID_TICK_SIZE) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
-        coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
+        coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight", top),
         height=height,
         margin={"l": 10 + label_px, "b": 10 + label_px},
     )

@@ -30,7 +30,8 @@
     if (text) {
       layout.title = {...layout.title, text, font: {size: 14}, yref: "container", y: 1, yanchor: "top", pad: {t: below}};
     }
-    data.forEach((trace) => { if (trace.colorbar) trace.colorbar = {...trace.colorbar, ...bar}; });
+    // a horizontal colour bar is already laid out for its own panel (panels.py), and stays over it
+    data.forEach((trace) => { if (trace.colorbar && trace.colorbar.orientation !== "h") trace.colorbar = {...trace.colorbar, ...bar}; });
     const axis = layout.coloraxis;
     if (axis) layout.coloraxis = {...axis, colorbar: {...axis.colorbar, ...bar}};
     for (const name of Object.keys(layout)) {
@@ -56,6 +57,15 @@
     }
     return layout;
   };
+  // The toolbar's PNG download is named after the figure's box and the sentence ("walk-plot-the-film-was-dull.png"),
+  // not plotly's "newplot.png": Gradio passes plotly no config of ours, so it is added to every draw here.
+  const downloadName = (gd, config) => {
+    const box = gd?.closest?.(".block[id]")?.id || "figure";
+    const sentence = document.querySelector("#sentence textarea")?.value || "";
+    const words = sentence.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
+    const filename = words ? `${box}-${words}` : box;
+    return {...(config || {}), toImageButtonOptions: {...(config?.toImageButtonOptions || {}), filename}};
+  };
   let plotly;  // Gradio's plotly bundle sets window.Plotly once, before it draws anything
   Object.defineProperty(window, "Plotly", {
     configurable: true,
@@ -65,7 +75,7 @@
       value.react = (gd, data, layout, config) => {
         layout = phone(data, layout);
         if (layout) fitText(gd, data, layout);
-        return react(gd, data, layout, config);
+        return react(gd, data, layout, downloadName(gd, config));
       };
       plotly = value;
     },

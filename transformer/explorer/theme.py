@@ -21,11 +21,14 @@ PHONE_GRID_LABELS = 40  # a phone's grid of small multiples labels its tokens up
 MODEBAR_PX = 30  # plotly's toolbar, over a figure's top right corner: titles go under it on a phone
 
 # Plotly writes fills as inline styles; a style sheet's !important wins over them. A cell's number carries its
-# dark-theme colour as ``--dark`` (``figures.cell_text``), since the dark theme inverts the cells.
+# dark-theme colour as ``--dark`` (``figures.cell_text``), since the dark theme inverts the cells. A colour bar is
+# inverted with them only in a figure of heatmaps: a scatter's points (Token embeddings) keep their colours, and so
+# must its colour bar.
 _DARK = """
 .dark .js-plotly-plot text:not(.hoverlayer *) { fill: var(--body-text-color) !important; }
 .dark .js-plotly-plot :is(.gridlayer, .zerolinelayer) path { stroke: rgba(255, 255, 255, 0.12) !important; }
-.dark .js-plotly-plot :is(.heatmaplayer image, .colorbar .cbfill) { filter: invert(1) hue-rotate(180deg); }
+.dark .js-plotly-plot .heatmaplayer image,
+.dark .js-plotly-plot:has(.heatmaplayer image) .colorbar .cbfill { filter: invert(1) hue-rotate(180deg); }
 .dark .explain-html th, .dark .explain-html td { border-color: var(--border-color-primary); }
 .dark .js-plotly-plot .heatmap-label tspan[style*="--dark"] { fill: var(--dark) !important; }
 """

@@ -63,7 +63,7 @@ def layout(page: Page) -> Drawing:
     with gr.Row():
         page.layer.render()
         page.head.render()
-    heatmap = gr.Plot(label="One head", elem_id="attention-heatmap")
+    heatmap = gr.Plot(label="Attention: one head or the mean of the heads", elem_id="attention-heatmap")
     inputs = [page.result, page.layer, page.head, page.scale, page.leave_out]
     return Drawing(show_head, inputs, [heatmap], [page.layer.input, page.head.input])
 

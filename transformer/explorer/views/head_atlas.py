@@ -114,7 +114,7 @@ def atlas_summary(atlas: dict | None) -> str:
     return (
         f"<p>Computed over the atlas's reference corpus of {atlas['sentences']} sentences ({sets}); the model's "
         f"accuracy on those {atlas['sentences']} sentences with every head on: {atlas['base_accuracy']:.1%}. "
-        "<b>Role rule:</b> {html.escape(atlas['role_rule'])} "
+        f"<b>Role rule:</b> {html.escape(atlas['role_rule'])} "
         "Importance: knock the head out alone over the corpus; the drop in accuracy and in the true class's "
         "mean probability. Click a row to open that head in the Attention tab.</p>"
     )

@@ -80,7 +80,12 @@ def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[s
         dims: the dimensions to draw.
         tokens: the sentence's N tokens; their positions 0..N-1 get markers and a shaded band.
     """
-    traces = [trace for dim in dims for trace in _dimension_traces(table, dim, tokens)]
+    colours = TEMPLATE.layout.colorway
+    traces = [
+        trace
+        for k, dim in enumerate(dims)
+        for trace in _dimension_traces(table, dim, tokens, colours[k % len(colours)])
+    ]
     layout = {
         "template": TEMPLATE,
         "title": {"text": "Positional encoding: each dimension is a sine or cosine of the position"},
@@ -93,8 +98,9 @@ def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[s
     return go.Figure(data=traces, layout=layout | (_sentence_band(len(tokens)) if tokens else {}))
 
 
-def _dimension_traces(table: np.ndarray, dim: int, tokens: Sequence[str]) -> list[dict]:
-    """One dimension's curve over every position, and markers at the sentence's tokens (when there are any)."""
+def _dimension_traces(table: np.ndarray, dim: int, tokens: Sequence[str], colour: str) -> list[dict]:
+    """One dimension's curve over every position, and dots of its ``colour`` at the sentence's tokens (when there are
+    any), with a legend entry of their own."""
     positions = np.arange(table.shape[0])
     values = np.asarray(table[:, dim], dtype=np.float32)  # (P,)
     name = f"dim {dim} ({'sin' if dim % 2 == 0 else 'cos'})"
@@ -105,6 +111,7 @@ def _dimension_traces(table: np.ndarray, dim: int, tokens: Sequence[str]) -> lis
         "mode": "lines",
         "name": name,
         "legendgroup": name,
+        "line": {"color": colour},
         "hovertemplate": f"{name}<br>position %{{x}}: %{{y:.3f}}<extra></extra>",
     }
     if not tokens:
@@ -115,11 +122,10 @@ def _dimension_traces(table: np.ndarray, dim: int, tokens: Sequence[str]) -> lis
         "x": positions[:n],
         "y": values[:n],
         "mode": "markers",
-        "name": name,
+        "name": f"{name} at your tokens",
         "legendgroup": name,
-        "showlegend": False,
         "text": token_labels(tokens),
-        "marker": {"size": 7, "line": {"width": 1, "color": "white"}},
+        "marker": {"size": 7, "color": colour, "line": {"width": 1, "color": "white"}},
         "hovertemplate": f"token %{{text}}<br>{name}: %{{y:.3f}}<extra></extra>",
     }
     return [curve, markers]

@@ -26,6 +26,9 @@ from ..figures import TEMPLATE, token_labels
 from ..registry import Drawing, Page, View
 
 TITLE = "Token embeddings"
+# Two labels overlap when they are closer than about this share of a map's width and of its height: a short token
+# in one of three maps side by side, a line of text in a 440-pixel figure.
+LABEL_GAP = (0.25, 0.1)
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,8 @@ def embeddings_figure(view: EmbeddingsView) -> go.Figure:
                 x=points[:, 0].tolist(),
                 y=points[:, 1].tolist(),
                 mode="markers+text",
-                text=labels,
+                text=spaced_labels(points, labels),
+                customdata=labels,
                 textposition="top center",
                 cliponaxis=False,
                 marker={
@@ -122,7 +126,7 @@ def embeddings_figure(view: EmbeddingsView) -> go.Figure:
                     "showscale": stage == stages - 1,  # one key for every stage: the same positions
                     "colorbar": {"title": {"text": "token<br>position"}, "thickness": 12},
                 },
-                hovertemplate="%{text}<br>PC1 %{x:.3f}<br>PC2 %{y:.3f}<extra></extra>",
+                hovertemplate="%{customdata}<br>PC1 %{x:.3f}<br>PC2 %{y:.3f}<extra></extra>",
                 showlegend=False,
             ),
             row=1,
@@ -139,6 +143,23 @@ def embeddings_figure(view: EmbeddingsView) -> go.Figure:
         margin={"t": 100, "l": 10, "r": 10, "b": 10},
     )
     return figure
+
+
+def spaced_labels(points: torch.Tensor, labels: list[str]) -> list[str]:
+    """``labels`` to print beside the points, "" for a point too close to one labelled before it (in token order),
+    so the labels never pile up; every point keeps its label on hover.
+
+    Shape:
+        points: (N, 2).
+    """
+    extent = (points.max(dim=0).values - points.min(dim=0).values).clamp(min=1e-9)  # (2,)
+    gap = torch.tensor(LABEL_GAP, dtype=points.dtype)
+    scaled = points / extent  # (N, 2): the map's width and height as 1
+    shown: list[int] = []
+    for i in range(len(labels)):
+        if all(((scaled[i] - scaled[j]).abs() >= gap).any() for j in shown):
+            shown.append(i)
+    return [label if i in shown else "" for i, label in enumerate(labels)]
 
 
 def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:

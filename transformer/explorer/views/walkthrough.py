@@ -23,9 +23,10 @@ from ...encoder_block import TransformerEncoderBlock
 from ...explain.walkthrough import Walkthrough, walk_through
 from ...feed_forward import PositionWiseFeedForward
 from ...positional_encoding import PositionalEncoding
+from ...tokenizer import encode_batch
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..figures import escape, token_labels
+from ..figures import TEMPLATE, escape, token_labels
 from ..inputs import layer_head, page_number
 from ..panels import Panel, panel_figure
 from ..readers import number
@@ -42,6 +43,7 @@ from ..registry import (
 )
 
 TITLE = "Walkthrough"
+TABLE_ROW_PX, TABLE_TOP_PX, TABLE_MAX_PX = 28, 80, 640  # step 1's table of ids: a row, the title, the most shown
 
 
 @dataclass(frozen=True)
@@ -85,9 +87,16 @@ def _layer_shape(field: str, *names: str) -> Callable:
 
 
 def _tokens(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    ids = walk.token_ids.double()[None]  # (1, N)
-    panel = Panel(ids, token_labels(tokens), ["id"], "token id", signed=False)
-    return panel_figure([panel], "The tokens and their ids", stacked=True)
+    """A table of the tokens and their ids, printed as whole numbers: an id names a row of the embedding table,
+    so its size means nothing and it gets no colour."""
+    cells = [list(range(len(tokens))), [escape(token) for token in tokens], walk.token_ids.tolist()]
+    table = go.Table(
+        header={"values": ["position", "token", "id"], "align": "left"},
+        cells={"values": cells, "align": "left", "format": ["d", None, "d"]},
+    )
+    height = min(TABLE_TOP_PX + TABLE_ROW_PX * (len(tokens) + 1), TABLE_MAX_PX)  # a long sentence scrolls inside
+    layout = {"template": TEMPLATE, "title": {"text": "The tokens and their ids"}, "height": height}
+    return go.Figure(data=[table], layout=layout | {"margin": {"t": 60, "l": 10, "r": 10, "b": 10}})
 
 
 def _embeddings(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
@@ -193,7 +202,7 @@ STEPS = [
         "1. Tokens",
         "The tokenizer cuts the text into tokens from the model's vocabulary and gives each its id: the only "
         "thing the model ever sees of your text is this list of numbers.",
-        TransformerClassifier.token_embeddings,
+        encode_batch,
         "ids = tokenizer(text)",
         lambda walk, layer, head: _dims(walk.token_ids, "N"),
         _tokens,
@@ -292,7 +301,7 @@ STEPS = [
     Step(
         "10. The next layers",
         "The other blocks do the same with their own weights, each reading the stream the one before wrote.",
-        TransformerClassifier.encode,
+        TransformerClassifier._stream,
         "x = block_L(… block_1(x))",
         lambda walk, layer, head: _dims(walk.layers[-1].block_output, "N", "D"),
         _blocks,

@@ -13,10 +13,10 @@ import gradio as gr
 import plotly.graph_objects as go
 import torch
 
-from ...explain.counterfactual import WordOrder, shuffled_permutation, word_order_experiment
+from ...explain.counterfactual import WordOrder, sentence_permutation, word_order_experiment
 from .. import runner
 from ..analysis import Analysis, InputError, check_text, sentence_ids
-from ..figures import TEMPLATE, escape
+from ..figures import CLASS_COLOURS, TEMPLATE, escape
 from ..inputs import whole_number
 from ..markup import sentence, table
 from ..readers import choice, number
@@ -30,7 +30,8 @@ class WordOrderView:
     ``experiment`` holds the logits and probabilities, (2, 2, C) indexed [order, encoding]
     (see ``WordOrder``). The differences are the largest |logit| gap between the two orders with
     the encoding off (0 up to float rounding for a true reordering) and on. ``seed`` is None for
-    the person's own reordering.
+    the person's own reordering. ``pooling`` is what the classifier reads: the tokens' "mean", or the "first" token
+    ([CLS] or <s>), which a shuffle keeps in place with every token the tokenizer adds.
     """
 
     text: str
@@ -41,6 +42,7 @@ class WordOrderView:
     experiment: WordOrder
     difference_without_encoding: float
     difference_with_encoding: float
+    pooling: str = "mean"
 
 
 def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered: str | None = None) -> WordOrderView:
@@ -56,7 +58,7 @@ def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered
     n = ids.size(1)
     if reordered is None:
         seed = whole_number(seed, "The shuffle seed", 0, 2**31 - 1)
-        permutation = shuffled_permutation(n, seed)  # (N,)
+        permutation = sentence_permutation(ids, seed, model.added_token_ids)  # (N,): [CLS] and [SEP] stay
         reordered_ids = ids[:, permutation.to(ids.device)]  # (1, N)
         reordered_tokens = [result.tokens[i] for i in permutation.tolist()]
     else:
@@ -82,27 +84,44 @@ def word_order_view(model, tokenizer, result: Analysis, seed: int = 0, reordered
         experiment=experiment,
         difference_without_encoding=(logits[0, 1] - logits[1, 1]).abs().max().item(),
         difference_with_encoding=(logits[0, 0] - logits[1, 0]).abs().max().item(),
+        pooling=model.pooling,
     )
 
 
-def word_order_figure(result: WordOrder, class_names: list[str] | None = None) -> go.Figure:
+UNSEEN_ORDER = {  # why the two orders agree with positional encoding off, by the model's ``pooling``
+    "mean": "attention and mean pooling cannot see order",
+    "first": "attention cannot see order, and the first token the classifier reads stays in place",
+}
+SHUFFLE_NOTE = {"mean": "", "first": " ([CLS] or <s>: a shuffle moves only the sentence's own tokens)"}
+
+
+def word_order_figure(result: WordOrder, class_names: list[str] | None = None, pooling: str = "mean") -> go.Figure:
     """Class probabilities for the sentence and its reordering, each with positional encoding on and off.
 
     Args:
         result: from ``word_order_experiment``.
         class_names: one bar colour each, e.g. ``model.label_names``.
+        pooling: what the classifier reads, ``model.pooling``: the title says why the orders agree without PE.
     """
     conditions = ["original, PE on", "original, PE off", "reordered, PE on", "reordered, PE off"]
     probs = result.probs.reshape(4, -1)  # (4, C) in the order of ``conditions``
     names = class_names or [str(c) for c in range(probs.size(1))]
     figure = go.Figure(
-        [go.Bar(x=conditions, y=probs[:, c].tolist(), name=escape(names[c])) for c in range(probs.size(1))]
+        [
+            go.Bar(x=conditions, y=probs[:, c].tolist(), name=escape(names[c]), marker_color=class_colour(c))
+            for c in range(probs.size(1))
+        ]
     )
-    note = "identical with PE off, as they must be" if result.is_permutation else "not a reordering of the same tokens"
-    figure.update_layout(template=TEMPLATE, barmode="group", title=f"Word order and positional encoding: {note}")
+    note = f"identical with PE off: {UNSEEN_ORDER[pooling]}" if result.is_permutation else "not a reordering"
+    figure.update_layout(template=TEMPLATE, barmode="group", title=f"Word order and positional encoding:<br>{note}")
     figure.update_xaxes(type="category")
     figure.update_yaxes(title="probability", range=[0, 1])
     return figure
+
+
+def class_colour(index: int) -> str:
+    """Class ``index``'s bar colour (``CLASS_COLOURS``, round again past the last)."""
+    return CLASS_COLOURS[index % len(CLASS_COLOURS)]
 
 
 def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
@@ -117,8 +136,8 @@ def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
     else:
         verdict = (
             "Without positional encoding the two orders get the same prediction "
-            f"(largest logit gap {view.difference_without_encoding:.1e}, float rounding): attention and mean "
-            "pooling cannot see order. With it the gap is "
+            f"(largest logit gap {view.difference_without_encoding:.1e}, float rounding): "
+            f"{html.escape(UNSEEN_ORDER[view.pooling] + SHUFFLE_NOTE[view.pooling])}. With it the gap is "
             f"{view.difference_with_encoding:.4f}."
         )
     how = "your own reordering" if view.seed is None else f"shuffled with seed {view.seed}"
@@ -128,7 +147,7 @@ def word_order_panel(view: WordOrderView) -> tuple[str, go.Figure]:
         + table(["order", "positional encoding", *view.label_names], rows)
         + f"<p>{verdict}</p>"
     )
-    return summary, word_order_figure(view.experiment, view.label_names)
+    return summary, word_order_figure(view.experiment, view.label_names, view.pooling)
 
 
 ASK_FOR_REORDERING = "Type your own reordering of the sentence, then press Enter or Reorder."
@@ -178,10 +197,16 @@ def word_order(text: str, reordered: str = "", seed: int = 0) -> dict:
     return runner.api_view(word_order_view, text, seed=seed, reordered=None if shuffle else reordered)
 
 
+POOLING_IGNORES_ORDER = {  # the tab's introduction, by the model's ``pooling``
+    "mean": "and mean pooling ignores their order",
+    "first": "and the classifier reads the first token (`[CLS]` or `<s>`), which a shuffle keeps in place",
+}
+
+
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Attention alone cannot see word order: without positional encoding every block treats the "
-        "positions alike and mean pooling ignores their order, so a reordered sentence gets exactly "
+        f"positions alike {POOLING_IGNORES_ORDER[page.model.pooling]}, so a reordered sentence gets exactly "
         'the same prediction ("the dog bit the man" = "the man bit the dog"). With positional '
         "encoding on, the two can differ. Both are shown, for your sentence and a reordering of it."
     )
