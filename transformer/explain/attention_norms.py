@@ -8,7 +8,8 @@ large weight on a vector near zero moves almost nothing: α_ij · ‖f(x_j)‖ s
 ‖f(x_j)‖ depends on the key only, so ``norms / weights`` is the same in every row of a head.
 """
 
-from collections.abc import Callable, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -60,14 +61,16 @@ def weighted(weights: torch.Tensor, value_norms: torch.Tensor) -> torch.Tensor:
     Shape:
         weights: (..., N, N); value_norms: (..., N). Returns (..., N, N).
     """
-    return weights * value_norms.unsqueeze(-2)
+    return weights * value_norms[..., None, :]  # works on tensors and arrays alike
 
 
-def norm_capture(model) -> tuple[list[hooks.HookSpec], Callable[[], torch.Tensor]]:
-    """The hooks to add around one forward of one sentence, and a function that gives its ‖f(x_j)‖ after it,
-    (L, H, N): for a caller that runs the model itself (the explorer's analysis)."""
+@contextlib.contextmanager
+def value_norms_of_run(model) -> Iterator[Callable[[], torch.Tensor]]:
+    """Around one forward of one sentence: yields a function that gives its ‖f(x_j)‖, (L, H, N), once the forward
+    has run inside the block (for a caller that runs the model itself, as the explorer's analysis does)."""
     store: list = []
-    return value_capture(model, store), lambda: transformed_value_norms(model, store)
+    with hooks.added(value_capture(model, store)):
+        yield lambda: transformed_value_norms(model, store)
 
 
 @torch.no_grad()
@@ -85,9 +88,8 @@ def attention_norms(model, input_ids: torch.Tensor) -> AttentionNorms:
         An ``AttentionNorms``.
     """
     check_sentence(model, input_ids)
-    specs, value_norms = norm_capture(model)
-    with hooks.added(specs):
+    with value_norms_of_run(model) as value_norms:
         _, attentions = model(input_ids, output_attentions=True)
+        norms = value_norms()  # (L, H, N)
     weights = torch.cat(attentions)  # L x (1, H, N, N) -> (L, H, N, N)
-    norms = value_norms()
     return AttentionNorms(weights=weights, value_norms=norms, norms=weighted(weights, norms))

@@ -160,7 +160,8 @@ def analyze(parts: PageParts) -> None:
     inputs = parts.analyze_inputs
     on_screen = scripts.call("onScreenView", len(inputs))
     run = {"fn": show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
-    explanations = [view for view in parts.drawings if view not in MAIN_VIEWS]
+    # an explanation, or a main view with controls of its own that the analysis's draw does not read (the weighting)
+    explanations = [view for view, drawing in parts.drawings.items() if view not in MAIN_VIEWS or drawing.controls]
     for analyzed in (
         gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners),
         parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners),

@@ -266,6 +266,7 @@ def attention_grid(
     scale: str = "global",
     exclude: Sequence[int] = (),
     title: str | None = None,
+    value_name: str = "weight",
 ) -> go.Figure:
     """Every layer × head as small multiples sharing one colour scale (0 to the largest weight anywhere).
 
@@ -274,6 +275,7 @@ def attention_grid(
         attentions: (L, H, N, N), queries on rows, keys on columns.
         scale, exclude: as in ``attention_heatmap``; "global" is one range across every head.
         title: replaces the default title (escaped here).
+        value_name: what a cell holds, in the hover and on the colour bar.
     """
     num_layers, num_heads, n, _ = attentions.shape
     labels = token_labels(tokens)
@@ -293,7 +295,7 @@ def attention_grid(
                 "y": labels,
                 "coloraxis": "coloraxis",
                 "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>query %{{y}}<br>key %{{x}}"
-                f"<br>weight {value}<extra></extra>",
+                f"<br>{value_name} {value}<extra></extra>",
                 **({"customdata": shown[layer, head]} if extra else {}),
             }
             for layer, head in cells
@@ -304,7 +306,7 @@ def attention_grid(
     label_px = label_width_px(labels, GRID_TICK_SIZE) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
-        coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight"),
+        coloraxis_colorbar=_colour_bar({**extra, "value": value}, value_name),
         height=height,
         margin={"l": 10 + label_px, "b": 10 + label_px},
     )
