@@ -77,7 +77,7 @@ def test_different_lengths_are_said_in_one_line_with_an_edit(app):
     tokens_b = runner.loaded_model().tokenizer.encode("the film was not good .").tokens
     counts = f"A has 5 tokens and B has {len(tokens_b)}"
     added = " ".join(tokens_b[3:-2])  # "not", in as many pieces as the tokenizer makes of it
-    assert "\n" not in said and counts in said and f"B has {added!r} at position 3 where A has 'nothing'" in said
+    assert "\n" not in said and counts in said and f"B has {added!r} at position 3 where A has nothing" in said
     summary, *figures, _ = patching.show_patching("the film was good .", "the film was not good .", "b_into_a", None)
     assert counts in summary and figures == [None, None, None]
     with pytest.raises(gr.Error, match="direction is one of b_into_a, a_into_b"):
@@ -126,3 +126,28 @@ def test_switching_the_weighting_redraws_from_the_analysis_without_the_model(app
 def test_the_analysis_keeps_each_keys_norm(model, tokenizer):
     result = analysis.analyze(model, tokenizer, A)
     assert result.value_norms.shape == result.attentions.shape[:3]
+
+
+@pytest.mark.browser
+def test_a_deep_link_draws_the_patching_tab_and_the_weighting_in_chromium(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(60_000)
+        page.goto(f"{url}?text={A}&view=patching&patch_a={A}&patch_b={B}&patch_direction=a_into_b")
+        page.wait_for_function(
+            """() => {
+                const plot = document.querySelector('#patching-stages');
+                return plot?.querySelector('.heatmaplayer') && plot.textContent.includes('after layer 2')
+                    && plot.textContent.includes('into B');
+            }"""
+        )
+        assert "logit(" in page.locator("#patching-summary").text_content()
+        assert page.locator("#patching-b textarea").input_value() == B
+        page.goto(f"{url}?text={A}&view=attention&weighting=norms")
+        page.wait_for_function(
+            "() => document.querySelector('#attention-heatmap')?.textContent.includes('weight × ‖f(x)‖')"
+        )
+        assert "weighting=norms" in page.evaluate("() => window.location.href")
+    finally:
+        context.close()

@@ -68,18 +68,17 @@ class ReadoutView:
 
 
 def length_message(tokens_a: list[str], tokens_b: list[str]) -> str:
-    """One line: the two lengths, and the smallest edit of B that would line them up."""
+    """One line: the two lengths, and where they part, so that the edit that would line them up is plain."""
     matcher = difflib.SequenceMatcher(a=tokens_a, b=tokens_b, autojunk=False)
-    edit = next(op for op in matcher.get_opcodes() if op[0] != "equal")
-    _, a_start, a_end, b_start, b_end = edit
-    extra, missing = tokens_b[b_start:b_end], tokens_a[a_start:a_end]
-    if len(extra) > len(missing):
-        hint = f"B has {' '.join(extra)!r} at position {b_start} where A has {' '.join(missing) or 'nothing'!r}"
-    else:
-        hint = f"A has {' '.join(missing)!r} at position {a_start} where B has {' '.join(extra) or 'nothing'!r}"
+    _, a_start, a_end, b_start, b_end = next(op for op in matcher.get_opcodes() if op[0] != "equal")
+    pieces = {"A": (tokens_a[a_start:a_end], a_start), "B": (tokens_b[b_start:b_end], b_start)}
+    longer, shorter = ("B", "A") if b_end - b_start > a_end - a_start else ("A", "B")
+    (extra, position), (other, _) = pieces[longer], pieces[shorter]
+    instead = shown(" ".join(other)) if other else "nothing"
     return (
-        f"Patching lines the two sentences up position by position, but A has {len(tokens_a)} tokens and B has "
-        f"{len(tokens_b)}: {hint}; swap words one for one instead (e.g. 'really good' against 'not good')."
+        f"A has {len(tokens_a)} tokens and B has {len(tokens_b)}, but patching lines them up position by position: "
+        f"{longer} has {shown(' '.join(extra))} at position {position} where {shorter} has {instead}. Swap words one "
+        "for one instead (e.g. 'really good' against 'not good')."
     )
 
 
@@ -91,7 +90,7 @@ def readout_probabilities(model, ids: torch.Tensor) -> torch.Tensor:
 def patching_view(model, tokenizer, result: Analysis, text_b: str = "", direction: str = "b_into_a") -> PatchingView:
     """Patch B into A (or A into B) at every stage, position and head; A is ``result``, B is read here."""
     if direction not in DIRECTIONS:
-        raise InputError(f"direction is one of {', '.join(DIRECTIONS)}; got {shown(direction)}.")
+        raise InputError(f"The direction is one of {', '.join(DIRECTIONS)}; got {shown(direction)}.")
     result_b = analyze(model, tokenizer, text_b)
     if len(result.tokens) != len(result_b.tokens):
         raise InputError(length_message(result.tokens, result_b.tokens))
@@ -222,7 +221,9 @@ def layout(page: Page) -> Drawing:
     kept = gr.State()
     inputs, outputs = [text_a, text_b, direction, kept], [about, stages, heads, readout, kept]
     private = {"api_visibility": "private"}
-    picked = example.input(lambda name: EXAMPLES.get(name, (first_a, first_b)), example, [text_a, text_b], **private)
+    picked = example.input(
+        lambda name: EXAMPLES.get(str(name), (first_a, first_b)), example, [text_a, text_b], **private
+    )
     drawn = picked.then(show_patching, inputs, outputs, **private)
     return Drawing(
         show_patching,
