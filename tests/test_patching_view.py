@@ -2,6 +2,8 @@
 and All heads tabs (``/attention_norms``): in-process, on the tiny tutorial model and on a tiny BERT, DistilBERT and
 RoBERTa put in the runner's place."""
 
+import html
+
 import gradio as gr
 import numpy as np
 import pytest
@@ -77,7 +79,11 @@ def test_different_lengths_are_said_in_one_line_with_an_edit(app):
     tokens_b = runner.loaded_model().tokenizer.encode("the film was not good .").tokens
     counts = f"A has 5 tokens and B has {len(tokens_b)}"
     added = " ".join(tokens_b[3:-2])  # "not", in as many pieces as the tokenizer makes of it
-    assert "\n" not in said and counts in said and f"B has {added!r} at position 3 where A has nothing" in said
+    assert (
+        "\n" not in said
+        and counts in said
+        and f"B has {html.escape(repr(added))} at position 3 where A has nothing" in said
+    )
     summary, *figures, _ = patching.show_patching("the film was good .", "the film was not good .", "b_into_a", None)
     assert counts in summary and figures == [None, None, None]
     with pytest.raises(gr.Error, match="direction is one of b_into_a, a_into_b"):

@@ -145,10 +145,10 @@ def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) 
         kept = runner.kept_view(kept, patching_view, result_a, text_b=text_b, direction=direction)
     except EmptyInputError:
         return "<p>Type two sentences with the same number of tokens.</p>", None, None, None, kept
-    except InputError as error:
-        return f"<p>{html.escape(str(error))}</p>", None, None, None, kept
+    except InputError as error:  # its message is HTML already, the caller's values in it escaped (``inputs.shown``)
+        return f"<p>{error}</p>", None, None, None, kept
     except gr.Error as error:  # what ``runner.kept_view`` says of text or controls it cannot use
-        return f"<p>{html.escape(error.message)}</p>", None, None, None, kept
+        return f"<p>{error.message}</p>", None, None, None, kept
     view = kept[1]
     into = "A" if direction == "b_into_a" else "B"
     readout = readout_figure(
