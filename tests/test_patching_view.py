@@ -150,10 +150,15 @@ def test_a_deep_link_draws_the_patching_tab_and_the_weighting_in_chromium(browse
         )
         assert "logit(" in page.locator("#patching-summary").text_content()
         assert page.locator("#patching-b textarea").input_value() == B
-        page.goto(f"{url}?text={A}&view=attention&weighting=norms")
-        page.wait_for_function(
-            "() => document.querySelector('#attention-heatmap')?.textContent.includes('weight × ‖f(x)‖')"
-        )
+        page.goto(f"{url}?text={A}&view=attention&weighting=norms")  # restored from the address...
+        norms_of = """word => {
+            const map = document.querySelector('#attention-heatmap');
+            return map?.textContent.includes('weight × ‖f(x)‖') && map.textContent.includes(word);
+        }"""
+        page.wait_for_function(norms_of, arg="plot")
         assert "weighting=norms" in page.evaluate("() => window.location.href")
+        page.locator("#sentence textarea").fill("a wonderful film")  # ...and kept by the next analysis
+        page.locator("#analyze").click()
+        page.wait_for_function(norms_of, arg="wonderful")
     finally:
         context.close()

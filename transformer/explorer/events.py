@@ -140,7 +140,7 @@ class PageParts:
             values[self.url_controls[name]] = value
         view = values[self.current_view]
         drawing = self.drawings[view]
-        if view not in MAIN_VIEWS or len(drawing.outputs) > 1:  # not drawn by the analysis alone
+        if view not in MAIN_VIEWS or len(drawing.outputs) > 1 or drawing.controls:  # not drawn by the analysis alone
             try:  # a view's gr.State starts at its own value, as in a new session
                 values |= self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs})
             except gr.Error as error:
