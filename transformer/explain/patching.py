@@ -155,9 +155,13 @@ def patched_logits(
     Shape:
         input_ids: (1, N). Returns (C,).
     """
-    stage_plan = torch.tensor([(0, s, p) for s, p in stages], dtype=torch.long).reshape(-1, 3)  # (K, 3)
-    head_plan = torch.tensor([(0, layer, h) for layer, h in heads], dtype=torch.long).reshape(-1, 3)  # (K, 3)
+    stage_plan, head_plan = (_one_row_plan(pairs, input_ids.device) for pairs in (stages, heads))
     return _patched_runs(model, input_ids, source, stage_plan, head_plan, rows=1)[0]
+
+
+def _one_row_plan(pairs: Sequence[tuple[int, int]], device: torch.device) -> torch.Tensor:
+    """(row 0, index, index) for each pair: (K, 3)."""
+    return torch.tensor([(0, *pair) for pair in pairs], dtype=torch.long, device=device).reshape(-1, 3)
 
 
 def _patched_runs(
@@ -195,9 +199,8 @@ def _batched(model, input_ids: torch.Tensor, source: Activations, plans: torch.T
     logits = []
     for start in range(0, len(plans), per_pass):
         chunk = plans[start : start + per_pass]  # (R', 3)
-        rows = torch.arange(len(chunk))
-        stage_plan = torch.cat([rows[:, None], chunk[:, 1:]], dim=1)[chunk[:, 0] == 0]  # (K, 3)
-        head_plan = torch.cat([rows[:, None], chunk[:, 1:]], dim=1)[chunk[:, 0] == 1]  # (K', 3)
+        numbered = torch.cat([torch.arange(len(chunk), device=chunk.device)[:, None], chunk[:, 1:]], dim=1)  # (R', 3)
+        stage_plan, head_plan = numbered[chunk[:, 0] == 0], numbered[chunk[:, 0] == 1]  # (K, 3), (K', 3)
         logits.append(_patched_runs(model, input_ids, source, stage_plan, head_plan, len(chunk)))
     return torch.cat(logits)  # (R, C)
 
