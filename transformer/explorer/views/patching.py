@@ -122,10 +122,14 @@ def readout_view(model, tokenizer, result: Analysis) -> ReadoutView:
     return ReadoutView(result.tokens, result.label_names, readout_probabilities(model, sentence_ids(model, result)))
 
 
+def rerun(view: PatchingView) -> str:
+    """The sentence the patched runs rerun: "A" for B into A, else "B"."""
+    return "A" if view.direction == "b_into_a" else "B"
+
+
 def summary(view: PatchingView) -> str:
     """What is measured, in HTML: the two logit differences and the last stage's readout of each sentence."""
-    target, contrast = html.escape(view.target), html.escape(view.contrast)
-    into = "A" if view.direction == "b_into_a" else "B"
+    target, contrast, into = html.escape(view.target), html.escape(view.contrast), rerun(view)
     rows = [
         [name, f"{ld:+.3f}", f"{readout[-1, view.label_names.index(view.target)]:.3f}"]
         for name, ld, readout in (("A", view.ld_a, view.readout_a), ("B", view.ld_b, view.readout_b))
@@ -150,7 +154,7 @@ def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) 
     except gr.Error as error:  # what ``runner.kept_view`` says of text or controls it cannot use
         return f"<p>{error.message}</p>", None, None, None, kept
     view = kept[1]
-    into = "A" if direction == "b_into_a" else "B"
+    into = rerun(view)
     readout = readout_figure(
         {"A": view.readout_a, "B": view.readout_b}, view.target, view.label_names.index(view.target)
     )
