@@ -24,6 +24,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from .colour import colour_limit, normalise_attention
+from .inputs import page_number
 
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
@@ -429,3 +430,23 @@ def heatmap(
     figure.update_xaxes(type="category", title=x_title, tickangle=-45)
     figure.update_yaxes(type="category", title=y_title, autorange="reversed")
     return figure
+
+
+def heads_heatmap(values: torch.Tensor, *, title: str, colour_title: str, limit: float | None = None) -> go.Figure:
+    """Layers × heads, counted from 1: one signed value per head, printed in its cell (Head knockout, Patching).
+
+    Shape:
+        values: (L, H).
+    """
+    num_layers, num_heads = values.shape
+    return heatmap(
+        values,
+        [f"head {page_number(h)}" for h in range(num_heads)],
+        [f"layer {page_number(layer)}" for layer in range(num_layers)],
+        title=title,
+        axis_titles=("head", "layer"),
+        signed=True,
+        colour_title=colour_title,
+        show_values=True,
+        limit=limit,
+    )

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import torch
 
-from .figures import TEMPLATE, TOUCH, escape, heatmap, token_labels
+from .figures import TEMPLATE, TOUCH, escape, heads_heatmap, heatmap, token_labels
 from .inputs import page_number
 
 COLOURS = TEMPLATE.layout.colorway
@@ -60,16 +60,10 @@ def heads_figure(heads: torch.Tensor, into: str) -> go.Figure:
     Shape:
         heads: (L, H).
     """
-    num_layers, num_heads = heads.shape
-    return heatmap(
+    return heads_heatmap(
         heads,
-        [f"head {page_number(h)}" for h in range(num_heads)],
-        [f"layer {page_number(layer)}" for layer in range(num_layers)],
         title=f"Share restored by one head's output patched into {into}",
-        axis_titles=("head", "layer"),
-        signed=True,
         colour_title="restored",
-        show_values=True,
         limit=_limit(heads),
     )
 
