@@ -1,6 +1,6 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, hub_model, model_forward
+from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, hub_model, model_forward, patching
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
@@ -10,6 +10,7 @@ SECTIONS = [
     ("Head atlas: compute on the reference corpus, load once written", head_atlas.run),
     ("Behaviour tab against the Errors tab: cold deep link, handler; the suite's run", behaviour_tab.run),
     ("A Hub BERT of the bundled model's size against the bundled model: the main handler's work", hub_model.run),
+    ("Activation patching on the bundled model at 25 tokens: the grid, the Patching tab, the readout", patching.run),
 ]
 
 

@@ -301,6 +301,9 @@ ENDPOINTS = {
     "/errors",
     "/behaviour",
     "/walkthrough",
+    "/attention_norms",
+    "/patching",
+    "/layer_readout",
 }
 
 

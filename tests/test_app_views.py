@@ -236,6 +236,7 @@ def test_error_messages_quote_a_bad_value_short_and_escaped(app):
 FREE_TEXTS = {"text", "text_a", "text_b", "reordered"}  # read by the model, so capped at MAX_INPUT_CHARS
 # Choices (the Behaviour tab's filters among them), and search, which is cut to 200.
 NOT_FREE_TEXTS = {"target", "baseline", "mode", "head", "set", "label", "search", "part", "capability", "test", "sort"}
+NOT_FREE_TEXTS |= {"direction"}  # /patching's: "b_into_a" or "a_into_b"
 
 
 def test_every_text_an_endpoint_reads_is_capped(app):

@@ -93,6 +93,20 @@ class TransformerClassifier(
         """The ids of the tokenizer's special tokens ([PAD], [UNK], [MASK]), which views leave out of a colour scale."""
         return (self.pad_token_id, UNK_ID, MASK_ID)
 
+    def stage_modules(self) -> list[nn.Module]:
+        """The L + 1 modules whose output is the residual stream: entering block 1 (the positional encoding's dropout,
+        which runs with the encoding on or off) and leaving each block (the first element of its output).
+
+        Activation patching and the class readout hook them to replace the stream (``explain.patching``).
+        """
+        return [self.positional_encoding.dropout, *self.layers]
+
+    def attention_projections(self, layer: int) -> tuple[nn.Linear, nn.Linear]:
+        """Block ``layer``'s W_v and W_o: W_v's output is every head's values side by side, bias included; W_o's
+        input is every head's context side by side, (B, N, H·d_k), head h in columns h·d_k .. (h + 1)·d_k."""
+        attention = self.layers[layer].attention
+        return attention.W_v, attention.W_o
+
     added_token_ids: tuple[int, ...] = ()  # the tokens a tokenizer adds around a sentence: ours adds none ([CLS]...)
 
     def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:

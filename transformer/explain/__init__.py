@@ -14,6 +14,9 @@ Each module has one job:
 - ``counterfactual``: removing or masking a token; word order with and without positional encoding.
 - ``compare``: two sentences through one head, aligned.
 - ``walkthrough``: one forward pass, every step the tutorial walks through, captured by hooks.
+- ``patching``: activation patching between two sentences, per stage × position and per head.
+- ``attention_norms``: attention weighted by the norm of what each key moves (Kobayashi et al. 2020).
+- ``layer_readout``: the class read out from the residual stream after every layer.
 
 The explorer (``transformer.explorer``) builds its views on these; nothing here imports it.
 """

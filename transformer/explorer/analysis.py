@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..explain.attention_norms import value_norms_of_run
 from ..tokenizer import UNK_TOKEN
 
 MAX_INPUT_CHARS = 10_000
@@ -48,6 +49,8 @@ class Analysis:
         label_names: the C class names.
         probabilities: the C class probabilities.
         attentions: every layer's and head's weights, (L, H, N, N): queries on rows, keys on columns.
+        value_norms: ‖f(x_j)‖, how long what each head moves from each key is, (L, H, N) (``explain.attention_norms``),
+            so that the attention views redraw weight × ‖f(x_j)‖ without the model.
     """
 
     text: str
@@ -59,6 +62,7 @@ class Analysis:
     label_names: list[str]
     probabilities: list[float]
     attentions: np.ndarray
+    value_norms: np.ndarray
 
     @property
     def truncated(self) -> bool:
@@ -142,8 +146,9 @@ def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
     n = min(total, model.max_len)
     device = next(model.parameters()).device
     input_ids = torch.tensor([encoding.ids[:n]], device=device)  # (1, N)
-    with torch.inference_mode():
+    with torch.inference_mode(), value_norms_of_run(model) as value_norms:
         logits, attentions = model(input_ids, output_attentions=True)  # (1, C), L x (1, H, N, N)
+        norms = value_norms()  # (L, H, N)
     probabilities = logits[0].float().softmax(dim=-1)  # (C,)
     weights = torch.cat(attentions).float()  # (L, H, N, N): the batch of one becomes the layer axis
     return Analysis(
@@ -156,6 +161,7 @@ def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
         label_names=list(model.label_names),
         probabilities=probabilities.tolist(),
         attentions=weights.cpu().numpy(),
+        value_norms=norms.float().cpu().numpy(),
     )
 
 

@@ -140,7 +140,7 @@ class PageParts:
             values[self.url_controls[name]] = value
         view = values[self.current_view]
         drawing = self.drawings[view]
-        if view not in MAIN_VIEWS or len(drawing.outputs) > 1:  # not drawn by the analysis alone
+        if view not in MAIN_VIEWS or len(drawing.outputs) > 1 or drawing.controls:  # not drawn by the analysis alone
             try:  # a view's gr.State starts at its own value, as in a new session
                 values |= self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs})
             except gr.Error as error:
@@ -160,7 +160,8 @@ def analyze(parts: PageParts) -> None:
     inputs = parts.analyze_inputs
     on_screen = scripts.call("onScreenView", len(inputs))
     run = {"fn": show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
-    explanations = [view for view in parts.drawings if view not in MAIN_VIEWS]
+    # an explanation, or a main view with controls of its own that the analysis's draw does not read (the weighting)
+    explanations = [view for view, drawing in parts.drawings.items() if view not in MAIN_VIEWS or drawing.controls]
     for analyzed in (
         gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners),
         parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners),

@@ -24,6 +24,7 @@ import torch
 from plotly.subplots import make_subplots
 
 from .colour import colour_limit, normalise_attention
+from .inputs import page_number
 
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"
@@ -285,6 +286,7 @@ def attention_grid(
     scale: str = "global",
     exclude: Sequence[int] = (),
     title: str | None = None,
+    value_name: str = "weight",
 ) -> go.Figure:
     """Every layer × head as small multiples sharing one colour scale (0 to the largest weight anywhere).
 
@@ -293,6 +295,7 @@ def attention_grid(
         attentions: (L, H, N, N), queries on rows, keys on columns.
         scale, exclude: as in ``attention_heatmap``; "global" is one range across every head.
         title: replaces the default title (escaped here).
+        value_name: what a cell holds, in the hover and on the colour bar.
     """
     num_layers, num_heads, n, _ = attentions.shape
     labels = token_labels(tokens)
@@ -312,7 +315,7 @@ def attention_grid(
                 "y": labels,
                 "coloraxis": "coloraxis",
                 "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>query %{{y}}<br>key %{{x}}"
-                f"<br>weight {value}<extra></extra>",
+                f"<br>{value_name} {value}<extra></extra>",
                 **({"customdata": shown[layer, head]} if extra else {}),
             }
             for layer, head in cells
@@ -323,7 +326,7 @@ def attention_grid(
     label_px = label_width_px(labels, GRID_TICK_SIZE) if show_ticks else 0
     figure.update_layout(
         coloraxis_cmax=top,
-        coloraxis_colorbar=_colour_bar({**extra, "value": value}, "weight", top),
+        coloraxis_colorbar=_colour_bar({**extra, "value": value}, value_name, top),
         height=height,
         margin={"l": 10 + label_px, "b": 10 + label_px},
     )
@@ -446,3 +449,23 @@ def heatmap(
     figure.update_xaxes(type="category", title=x_title, tickangle=-45)
     figure.update_yaxes(type="category", title=y_title, autorange="reversed")
     return figure
+
+
+def heads_heatmap(values: torch.Tensor, *, title: str, colour_title: str, limit: float | None = None) -> go.Figure:
+    """Layers × heads, counted from 1: one signed value per head, printed in its cell (Head knockout, Patching).
+
+    Shape:
+        values: (L, H).
+    """
+    num_layers, num_heads = values.shape
+    return heatmap(
+        values,
+        [f"head {page_number(h)}" for h in range(num_heads)],
+        [f"layer {page_number(layer)}" for layer in range(num_layers)],
+        title=title,
+        axis_titles=("head", "layer"),
+        signed=True,
+        colour_title=colour_title,
+        show_values=True,
+        limit=limit,
+    )

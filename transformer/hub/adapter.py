@@ -5,9 +5,10 @@ d_k = D // H.
 
 The explorer and ``transformer.explain`` call a model as ``model(input_ids, attention_mask, output_attentions,
 head_mask=..., positional_encoding=..., inputs_embeds=...)`` and read ``num_layers``, ``num_heads``,
-``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding``, ``token_embeddings``
-and ``hidden_states``. This wrapper gives a BERT, DistilBERT or RoBERTa classifier the same, with head
-knockout and the position switch done by hooks added for one call (``hooks``).
+``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding``, ``token_embeddings``,
+``hidden_states``, ``stage_modules`` and ``attention_projections``. This wrapper gives a BERT, DistilBERT or
+RoBERTa classifier the same, with head knockout and the position switch done by hooks added for one call
+(``hooks``).
 
 Two differences from ``TransformerClassifier`` stay visible: these models read the first token ([CLS] or
 <s>) rather than the mean of all positions, and ``token_embeddings`` is the plain word-embedding lookup
@@ -89,6 +90,16 @@ class HubClassifier(nn.Module):
         """
         weight = attrgetter(self.family.positions)(self.base).weight  # (max_position_embeddings, D)
         return weight[self.position_offset :].detach()
+
+    def stage_modules(self) -> list[nn.Module]:
+        """The L + 1 modules whose output is the residual stream, as ``TransformerClassifier.stage_modules``: the
+        embedding layer (words, positions, token types, LayerNorm) and each ``transformers`` layer."""
+        return [self.base.embeddings, *self.hf_layers]
+
+    def attention_projections(self, layer: int) -> tuple[nn.Linear, nn.Linear]:
+        """Layer ``layer``'s value projection and W_o, as ``TransformerClassifier.attention_projections``."""
+        block = self.hf_layers[layer]
+        return attrgetter(self.family.value)(block), attrgetter(self.family.output_projection)(block)
 
     def _hook_specs(self, head_mask: torch.Tensor | None, positional_encoding: bool | None) -> list[hooks.HookSpec]:
         """The hooks one call needs: a W_o pre-hook per layer for ``head_mask``, one to zero the positions.

@@ -19,7 +19,7 @@ class Family:
         layers: the base model's ``nn.ModuleList`` of layers.
         positions: the base model's position-embedding ``nn.Embedding``.
         output_projection: in a layer, the linear map W_o applied to the heads' concatenated contexts.
-        query, key: in a layer, the linear maps that make the queries and keys (all heads at once).
+        query, key, value: in a layer, the linear maps that make the queries, keys and values (all heads at once).
         position_offset: rows of the position table before position 0 (RoBERTa numbers positions from
             ``pad_token_id + 1``); True means ``pad_token_id + 1``, False means 0.
     """
@@ -32,6 +32,7 @@ class Family:
     output_projection: str
     query: str
     key: str
+    value: str
     position_offset: bool = False
 
 
@@ -47,6 +48,7 @@ FAMILIES = {
             output_projection="attention.output.dense",
             query="attention.self.query",
             key="attention.self.key",
+            value="attention.self.value",
         ),
         Family(
             "distilbert",
@@ -57,6 +59,7 @@ FAMILIES = {
             output_projection="attention.out_lin",
             query="attention.q_lin",
             key="attention.k_lin",
+            value="attention.v_lin",
         ),
         Family(
             "roberta",
@@ -67,6 +70,7 @@ FAMILIES = {
             output_projection="attention.output.dense",
             query="attention.self.query",
             key="attention.self.key",
+            value="attention.self.value",
             position_offset=True,
         ),
     )

@@ -5,21 +5,26 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
+from .. import weighting
 from ..analysis import Analysis
 from ..colour import colour_scale, excluded_positions
 from ..figures import attention_grid
 from ..registry import Drawing, Page, PageValues, View
 
 
-def show_grid(result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None) -> go.Figure | None:
-    """Redraw every layer's and head's attention from the kept analysis (no model call)."""
+def show_grid(
+    result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None, shown: str = weighting.WEIGHTS
+) -> go.Figure | None:
+    """Redraw every layer's and head's attention, or weight × ‖f(x)‖ (``shown``), from the kept analysis (no model
+    call)."""
     if result is None:
         return None
     return attention_grid(
         result.tokens,
-        result.attentions,
+        weighting.attentions(result, shown),
         scale=colour_scale(scale),
         exclude=excluded_positions(result.tokens, leave_out),
+        value_name=weighting.value_name(shown),
     )
 
 
@@ -31,10 +36,13 @@ def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Every head of every layer at once, one small heatmap each (rows: layers, columns: heads) on one colour "
-        "scale, so you can spot the heads that look at the previous token, at themselves or at one word."
+        "scale, so you can spot the heads that look at the previous token, at themselves or at one word. "
+        + weighting.NOTE
     )
+    shown = weighting.control("grid-weighting")
     grid = gr.Plot(label="Every layer and head", elem_id="attention-grid")
-    return Drawing(show_grid, [page.result, page.scale, page.leave_out], [grid])
+    inputs = [page.result, page.scale, page.leave_out, shown]
+    return Drawing(show_grid, inputs, [grid], [shown.input], {"grid_weighting": shown})
 
 
-VIEW = View("all-heads", "All heads", layout, main=draw_main)
+VIEW = View("all-heads", "All heads", layout, params={"grid_weighting": weighting.read}, main=draw_main)

@@ -8,7 +8,7 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
-from .. import analysis, payloads, runner
+from .. import payloads, runner, weighting
 from ..analysis import Analysis
 from ..colour import colour_scale, excluded_positions
 from ..figures import attention_heatmap
@@ -17,14 +17,21 @@ from ..registry import Drawing, Page, PageValues, View
 
 
 def show_head(
-    result: Analysis | None, layer: int, head: str, scale: str = "global", leave_out: list[str] | None = None
+    result: Analysis | None,
+    layer: int,
+    head: str,
+    scale: str = "global",
+    leave_out: list[str] | None = None,
+    shown: str = weighting.WEIGHTS,
 ) -> go.Figure | None:
-    """Redraw the one-head heatmap from the kept analysis (no model call); ``head`` is "1".."H" or "mean"."""
+    """Redraw the one-head heatmap from the kept analysis (no model call); ``head`` is "1".."H" or "mean";
+    ``shown`` the weights or weight × ‖f(x)‖ (``weighting``)."""
     if result is None:
         return None
     with runner.clear_errors():
         layer_index, head_index = layer_head(layer, head, *result.attentions.shape[:2], mean=True)
-    weights = analysis.attention_matrix(result, layer_index, head_index)
+    layer_weights = weighting.attentions(result, shown)[layer_index]  # (H, N, N)
+    weights = layer_weights.mean(axis=0) if head_index is None else layer_weights[head_index]
     which = "mean of all heads" if head_index is None else f"head {page_number(head_index)}"
     return attention_heatmap(
         result.tokens,
@@ -32,6 +39,7 @@ def show_head(
         f"Layer {page_number(layer_index)}, {which}: who attends to whom",
         scale=colour_scale(scale),
         exclude=excluded_positions(result.tokens, leave_out),
+        value_name=weighting.value_name(shown),
     )
 
 
@@ -58,14 +66,23 @@ def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Who attends to whom in one layer: each row is a token (the query) and shows how it shares its attention "
         "over every token (the keys); a stronger colour is more weight, and each row adds up to 1. Pick one head or "
-        "the mean of the layer's heads."
+        "the mean of the layer's heads. " + weighting.NOTE
     )
     with gr.Row():
         page.layer.render()
         page.head.render()
+        shown = weighting.control("attention-weighting")
     heatmap = gr.Plot(label="Attention: one head or the mean of the heads", elem_id="attention-heatmap")
-    inputs = [page.result, page.layer, page.head, page.scale, page.leave_out]
-    return Drawing(show_head, inputs, [heatmap], [page.layer.input, page.head.input])
+    inputs = [page.result, page.layer, page.head, page.scale, page.leave_out, shown]
+    triggers = [page.layer.input, page.head.input, shown.input]
+    return Drawing(show_head, inputs, [heatmap], triggers, {"weighting": shown})
 
 
-VIEW = View("attention", "Attention", layout, endpoints={"attention": attention}, main=draw_main)
+VIEW = View(
+    "attention",
+    "Attention",
+    layout,
+    params={"weighting": weighting.read},
+    endpoints={"attention": attention, "attention_norms": weighting.attention_norms},
+    main=draw_main,
+)

@@ -41,8 +41,8 @@ def export(text: str, layer: int = 1, head: str = "1") -> dict:
 
     Returns:
         {"analysis": {"text", "tokens", "token_ids", "offsets", "label_names", "probabilities",
-        "attentions": [layer][head][query][key], ...}, "attention_csv": the CSV text, a header of key tokens
-        and one row per query}.
+        "attentions": [layer][head][query][key], "value_norms": [layer][head][key] (‖f(x_j)‖), ...},
+        "attention_csv": the CSV text, a header of key tokens and one row per query}.
     """
     result = runner.read_for_api(text)
     return {

@@ -19,8 +19,8 @@ from ...explain.rollout import stack_attentions
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..colour import colour_scale, excluded_positions
-from ..figures import attention_grid, heatmap
-from ..inputs import head_label, head_labels, page_number, parse_heads
+from ..figures import attention_grid, heads_heatmap
+from ..inputs import head_label, head_labels, parse_heads
 from ..markup import change_rows, probabilities, table
 from ..readers import choices
 from ..registry import Drawing, Page, View
@@ -88,17 +88,11 @@ def head_importance_figure(importance: HeadImportance, class_names: list[str] | 
         importance: from ``head_importance``.
         class_names: names for the title, e.g. ``model.label_names``.
     """
-    L, H = importance.drop.shape
     name = class_names[importance.target] if class_names else str(importance.target)
-    return heatmap(
+    return heads_heatmap(
         importance.drop,
-        [f"head {page_number(h)}" for h in range(H)],
-        [f"layer {page_number(layer)}" for layer in range(L)],
         title=f"Drop in P({name}) when one head alone is off (all heads on: {importance.base_prob:.3f})",
-        axis_titles=("head", "layer"),
-        signed=True,
         colour_title="drop",
-        show_values=True,
     )
 
 

@@ -1,0 +1,37 @@
+"""The class read out after every layer: a "logit lens" for a classifier.
+
+Shape letters: L = layers, N = tokens, D = d_model, C = classes.
+
+The residual stream after the embeddings and after each block goes through the model's own final steps: for the
+tutorial's model the final LayerNorm, the mean of the tokens and the MLP head; for a Hub model its [CLS] pooler
+(or DistilBERT's pre-classifier) and head. Rather than copying those steps per architecture, the stream of each
+stage replaces the last block's output in one batched run (``patching.replace_hook``), so what reads it is the
+model's own code. The last stage is the forward pass itself.
+"""
+
+import torch
+
+from ..hub import hooks
+from .patching import activations, replace_hook
+from .run import check_sentence
+
+
+@torch.no_grad()
+def layer_readout(model, input_ids: torch.Tensor) -> torch.Tensor:
+    """The logits the model's final steps give for the residual stream at every stage.
+
+    Args:
+        model: the classifier, in eval mode.
+        input_ids: one sentence, no padding.
+
+    Shape:
+        input_ids: (1, N). Returns (L + 1, C): row 0 after the embeddings, row s after block s.
+    """
+    check_sentence(model, input_ids)
+    states = activations(model, input_ids)[0].states  # (L + 1, N, D)
+    stages, n = states.size(0), states.size(1)
+    rows = torch.arange(stages, device=input_ids.device).repeat_interleave(n)  # (S·N,): stage s for row s
+    positions = torch.arange(n, device=input_ids.device).repeat(stages)  # (S·N,)
+    last = model.stage_modules()[-1]
+    with hooks.added([(last, replace_hook(rows, positions, states.reshape(stages * n, -1)), "post")]):
+        return model(input_ids.expand(stages, -1))  # (L + 1, C)

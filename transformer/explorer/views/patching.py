@@ -1,0 +1,253 @@
+"""Patching tab: where in the network the decision between two sentences is carried (activation patching per
+stage × position and per head, both directions) and the class read out after every layer; the ``/patching`` and
+``/layer_readout`` endpoints.
+
+Shape letters: L = layers, H = heads, N = tokens, C = classes.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+from dataclasses import dataclass
+
+import gradio as gr
+import torch
+
+from ...explain.layer_readout import layer_readout as readout_logits
+from ...explain.patching import DIRECTIONS, activation_patching
+from .. import runner
+from ..analysis import Analysis, EmptyInputError, InputError, analyze, sentence_ids
+from ..inputs import shown
+from ..markup import table
+from ..patching_figures import heads_figure, readout_figure, restored_figure
+from ..readers import choice
+from ..registry import Drawing, Page, View, read_text
+
+EXAMPLES = {  # each pair the same length for the bundled model's tokenizer, and each flips its prediction
+    "a word swapped": ("The film was good.", "The film was bad."),
+    "a negation added": ("The film was really good.", "The film was not good."),
+    "a contrast clause flipped": (
+        "The service was slow, but the food was great.",
+        "The service was great, but the food was slow.",
+    ),
+}
+DIRECTION_CHOICES = [("B into A (rerun A with a piece of B)", "b_into_a"), ("A into B", "a_into_b")]
+
+
+@dataclass(frozen=True)
+class PatchingView:
+    """Activation patching between two sentences, and each one's class read out after every layer.
+
+    Shape:
+        restored: (L + 1, N) over the patched sentence's positions, stage 0 = after the embeddings;
+        heads: (L, H); readout_a, readout_b: (L + 1, C) probabilities.
+    """
+
+    direction: str
+    tokens: list[str]
+    source_tokens: list[str]
+    label_names: list[str]
+    target: str
+    contrast: str
+    ld_a: float
+    ld_b: float
+    restored: torch.Tensor
+    heads: torch.Tensor
+    readout_a: torch.Tensor
+    readout_b: torch.Tensor
+
+
+@dataclass(frozen=True)
+class ReadoutView:
+    """Shape: probabilities (L + 1, C), stage 0 = after the embeddings; the last stage is the prediction."""
+
+    tokens: list[str]
+    label_names: list[str]
+    probabilities: torch.Tensor
+
+
+def length_message(tokens_a: list[str], tokens_b: list[str]) -> str:
+    """One line: the two lengths, and where they part, so that the edit that would line them up is plain."""
+    matcher = difflib.SequenceMatcher(a=tokens_a, b=tokens_b, autojunk=False)
+    _, a_start, a_end, b_start, b_end = next(op for op in matcher.get_opcodes() if op[0] != "equal")
+    pieces = {"A": (tokens_a[a_start:a_end], a_start), "B": (tokens_b[b_start:b_end], b_start)}
+    longer, shorter = ("B", "A") if b_end - b_start > a_end - a_start else ("A", "B")
+    (extra, position), (other, _) = pieces[longer], pieces[shorter]
+    instead = shown(" ".join(other)) if other else "nothing"
+    return (
+        f"A has {len(tokens_a)} tokens and B has {len(tokens_b)}, but patching lines them up position by position: "
+        f"{longer} has {shown(' '.join(extra))} at position {position} where {shorter} has {instead}. Swap words one "
+        "for one instead (e.g. 'really good' against 'not good')."
+    )
+
+
+def readout_probabilities(model, ids: torch.Tensor) -> torch.Tensor:
+    """P(class) after every stage: (L + 1, C)."""
+    return readout_logits(model, ids).float().softmax(dim=-1).cpu()
+
+
+def patching_view(model, tokenizer, result: Analysis, text_b: str = "", direction: str = "b_into_a") -> PatchingView:
+    """Patch B into A (or A into B) at every stage, position and head; A is ``result``, B is read here."""
+    if direction not in DIRECTIONS:
+        raise InputError(f"The direction is one of {', '.join(DIRECTIONS)}; got {shown(direction)}.")
+    result_b = analyze(model, tokenizer, text_b)
+    if len(result.tokens) != len(result_b.tokens):
+        raise InputError(length_message(result.tokens, result_b.tokens))
+    ids_a, ids_b = sentence_ids(model, result), sentence_ids(model, result_b)
+    try:
+        patching = activation_patching(model, ids_a, ids_b, direction)
+    except ValueError as error:  # the same logit difference: nothing to restore
+        raise InputError(f"Cannot patch these two sentences: {error}.") from None
+    tokens, source = (result.tokens, result_b.tokens) if direction == "b_into_a" else (result_b.tokens, result.tokens)
+    names = result.label_names
+    return PatchingView(
+        direction=direction,
+        tokens=tokens,
+        source_tokens=source,
+        label_names=names,
+        target=names[patching.target],
+        contrast=names[patching.contrast],
+        ld_a=patching.ld_a,
+        ld_b=patching.ld_b,
+        restored=patching.restored.cpu(),
+        heads=patching.heads.cpu(),
+        readout_a=readout_probabilities(model, ids_a),
+        readout_b=readout_probabilities(model, ids_b),
+    )
+
+
+def readout_view(model, tokenizer, result: Analysis) -> ReadoutView:
+    """The class read out after every layer for the analyzed sentence."""
+    return ReadoutView(result.tokens, result.label_names, readout_probabilities(model, sentence_ids(model, result)))
+
+
+def rerun(view: PatchingView) -> str:
+    """The sentence the patched runs rerun: "A" for B into A, else "B"."""
+    return "A" if view.direction == "b_into_a" else "B"
+
+
+def summary(view: PatchingView) -> str:
+    """What is measured, in HTML: the two logit differences and the last stage's readout of each sentence."""
+    target, contrast, into = html.escape(view.target), html.escape(view.contrast), rerun(view)
+    rows = [
+        [name, f"{ld:+.3f}", f"{readout[-1, view.label_names.index(view.target)]:.3f}"]
+        for name, ld, readout in (("A", view.ld_a, view.readout_a), ("B", view.ld_b, view.readout_b))
+    ]
+    return (
+        f"<p>Logit difference LD = logit({target}) − logit({contrast}). Each cell reruns {into} with one piece of "
+        f"the other sentence and shows (LD<sub>patched</sub> − LD<sub>{into}</sub>) ÷ "
+        f"(LD<sub>other</sub> − LD<sub>{into}</sub>): 0 changes nothing, 1 moves all the way.</p>"
+        + table(["sentence", "LD", f"P({target})"], rows)
+    )
+
+
+def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) -> tuple:
+    """(summary, stages × positions, heads, readout, kept): A and B are this tab's own sentences."""
+    try:
+        result_a = runner.run_model(text_a)
+        kept = runner.kept_view(kept, patching_view, result_a, text_b=text_b, direction=direction)
+    except EmptyInputError:
+        return "<p>Type two sentences with the same number of tokens.</p>", None, None, None, kept
+    except InputError as error:  # its message is HTML already, the caller's values in it escaped (``inputs.shown``)
+        return f"<p>{error}</p>", None, None, None, kept
+    except gr.Error as error:  # what ``runner.kept_view`` says of text or controls it cannot use
+        return f"<p>{error.message}</p>", None, None, None, kept
+    view = kept[1]
+    into = rerun(view)
+    readout = readout_figure(
+        {"A": view.readout_a, "B": view.readout_b}, view.target, view.label_names.index(view.target)
+    )
+    return (
+        summary(view),
+        restored_figure(view.restored, view.tokens, view.source_tokens, into),
+        heads_figure(view.heads, into),
+        readout,
+        kept,
+    )
+
+
+def patching(text_a: str, text_b: str, direction: str = "b_into_a") -> dict:
+    """Activation patching between two texts of the same number of tokens: rerun one with one residual vector (one
+    stage, one position), or one head's output (every position), taken from the other, and measure the share of
+    the logit difference that comes back.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Args:
+        text_a: the first text (A).
+        text_b: the second text (B), with as many tokens as A.
+        direction: "b_into_a" (rerun A with pieces of B) or "a_into_b".
+
+    Returns:
+        {"direction", "tokens" (the rerun text's), "source_tokens", "label_names", "target", "contrast" (LD =
+        logit(target) − logit(contrast): target is B's predicted class, contrast A's or A's runner-up), "ld_a",
+        "ld_b", "restored": [stage][position] (stage 0 = after the embeddings, stage s after layer s),
+        "heads": [layer][head], "readout_a", "readout_b": [stage][class] probabilities}.
+    """
+    return runner.api_view(patching_view, text_a, text_b=text_b, direction=direction)
+
+
+def layer_readout(text: str) -> dict:
+    """The class read out after every layer: the model's own final steps (final LayerNorm, pooling, classifier
+    head) applied to the residual stream after the embeddings and after each layer.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Args:
+        text: the text to read (at most 10,000 characters; the model reads its first max_len tokens).
+
+    Returns:
+        {"tokens", "label_names", "probabilities": [stage][class]} (stage 0 = after the embeddings, stage s after
+        layer s; the last stage is /predict's).
+    """
+    return runner.api_view(readout_view, text)
+
+
+def layout(page: Page) -> Drawing:
+    gr.Markdown(
+        "Where is the decision carried? Take two sentences of the same length that the model reads differently, "
+        "rerun one with a single piece of the other, and see how much of the difference comes back: one token's "
+        "vector at one stage (a row per stage), or one head's output. Bright cells are where the decision lives "
+        "at that point; the line chart reads the class out after every layer."
+    )
+    first_a, first_b = next(iter(EXAMPLES.values()))
+    with gr.Row(equal_height=True):
+        text_a = gr.Textbox(first_a, label="Sentence A", elem_id="patching-a")
+        text_b = gr.Textbox(first_b, label="Sentence B", elem_id="patching-b")
+    with gr.Row(equal_height=True):
+        example = gr.Dropdown(list(EXAMPLES), value=None, label="Example pair", elem_id="patching-example")
+        direction = gr.Radio(DIRECTION_CHOICES, value="b_into_a", label="Patch", elem_id="patching-direction")
+        button = gr.Button("Patch", elem_id="patching-button")
+    about = gr.HTML(elem_id="patching-summary", elem_classes="explain-html")
+    stages = gr.Plot(label="Stages × positions", elem_id="patching-stages")
+    with gr.Row():
+        heads = gr.Plot(label="Heads", elem_id="patching-heads")
+        readout = gr.Plot(label="Class after every layer", elem_id="patching-readout")
+    kept = gr.State()
+    inputs, outputs = [text_a, text_b, direction, kept], [about, stages, heads, readout, kept]
+    private = {"api_visibility": "private"}
+    picked = example.input(
+        lambda name: EXAMPLES.get(str(name), (first_a, first_b)), example, [text_a, text_b], **private
+    )
+    drawn = picked.then(show_patching, inputs, outputs, **private)
+    return Drawing(
+        show_patching,
+        inputs,
+        outputs,
+        [button.click, text_a.submit, text_b.submit, direction.input],
+        {"patch_a": text_a, "patch_b": text_b, "patch_direction": direction},
+        [drawn],
+    )
+
+
+VIEW = View(
+    "patching",
+    "Patching",
+    layout,
+    params={
+        "patch_a": read_text,
+        "patch_b": read_text,
+        "patch_direction": lambda value, reading: choice(value, DIRECTIONS),
+    },
+    endpoints={"patching": patching, "layer_readout": layer_readout},
+    colour_scale=False,
+)

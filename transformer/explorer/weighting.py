@@ -1,0 +1,76 @@
+"""Attention as weights, or weighted by what each key moves: the option of the Attention and All heads tabs, and the
+``/attention_norms`` endpoint.
+
+Shape letters: L = layers, H = heads, N = tokens.
+
+The analysis keeps ‖f(x_j)‖ for every head and key (``Analysis.value_norms``), so switching redraws from it with no
+model call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import gradio as gr
+import numpy as np
+
+from ..explain.attention_norms import weighted
+from . import runner
+from .analysis import Analysis
+from .export import to_jsonable
+from .readers import choice
+from .registry import Reading
+
+WEIGHTS, NORMS = "weights", "norms"
+CHOICES = [("weights", WEIGHTS), ("weight × ‖f(x)‖", NORMS)]
+NOTE = (
+    "**weight × ‖f(x)‖** (Kobayashi et al. 2020) scales each key's weight by the length of what the head moves "
+    "from it: the key's value vector through the head's slice of the output projection. A large weight on a vector "
+    "near zero (often a special token or punctuation) moves almost nothing, so the two pictures can disagree."
+)
+
+
+def control(elem_id: str) -> gr.Radio:
+    """The radio that switches a tab between the weights and weight × ‖f(x)‖."""
+    return gr.Radio(CHOICES, value=WEIGHTS, label="Show", elem_id=elem_id)
+
+
+def read(value: str, reading: Reading) -> str | None:
+    """The address reader of a weighting parameter."""
+    return choice(value, [WEIGHTS, NORMS])
+
+
+def value_name(weighting: str) -> str:
+    """What a cell holds, for a hover and a colour bar."""
+    return "weight × ‖f(x)‖" if weighting == NORMS else "weight"
+
+
+def attentions(result: Analysis, weighting: str = WEIGHTS) -> np.ndarray:
+    """Every head's weights, or weight × ‖f(x_j)‖, from the kept analysis: (L, H, N, N)."""
+    return weighted(result.attentions, result.value_norms) if weighting == NORMS else result.attentions
+
+
+@dataclass(frozen=True)
+class NormsView:
+    """Shape: norms (L, H, N, N), queries on rows; value_norms (L, H, N), one per key."""
+
+    tokens: list[str]
+    norms: np.ndarray
+    value_norms: np.ndarray
+
+
+def attention_norms(text: str) -> dict:
+    """Every head's attention weighted by what it moves (Kobayashi et al. 2020): weight × ‖f(x_j)‖, where f(x_j) is
+    key j's value vector (bias included) times the head's slice of the output projection W_o.
+    Layers and heads count from 1 and token positions from 0, in every argument and answer.
+
+    Args:
+        text: the text to read (at most 10,000 characters; the model reads its first max_len tokens).
+
+    Returns:
+        {"tokens": [...], "norms": [layer][head][query][key], "value_norms": [layer][head][key] (‖f(x_j)‖)};
+        norms / weights depends on the key only.
+    """
+    result = runner.read_for_api(text)
+    view = NormsView(result.tokens, attentions(result, NORMS), result.value_norms)
+    return to_jsonable(view, runner.API_DECIMALS)
