@@ -12,10 +12,13 @@
 - Every request passes ``guard.Guard`` (allowed routes only, private event names, admission by cost per client,
   security headers); finished answers nobody read are dropped every ``SETTLE_EVERY`` (``admission``).
 - MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
-- Model work: every queued event and endpoint shares one concurrency group, ``MODEL_WORK``, of one worker
-  per core (``model_workers``), and the REST routes that would skip the queue are closed (``api_open=False``,
-  as on a Space), so however many events or callers there are, at most that many model calls run at once;
-  waiting jobs take turns by client (``fair_queue``).
+- Model work: page events and heavy endpoints share one concurrency group, ``MODEL_WORK``, of one worker
+  per core (``model_workers``); the light endpoints (one forward pass each, ``/predict`` among them) have a
+  lane of their own, ``LIGHT_WORK``, of ``LIGHT_WORKERS``, so a light call never waits for a heavy job to end
+  (one Integrated Gradients job at the longest legal input runs for seconds). The REST routes that would skip
+  the queue are closed (``api_open=False``, as on a Space), so however many events or callers there are, at
+  most ``model_workers() + LIGHT_WORKERS`` model calls run at once; waiting jobs take turns by client
+  (``fair_queue``).
 """
 
 from __future__ import annotations
@@ -29,12 +32,14 @@ import re
 import gradio as gr
 from starlette.middleware import Middleware
 
-from . import clients, fair_queue, guard, page, scripts, sessions, theme
+from . import admission, clients, fair_queue, guard, page, scripts, sessions, theme
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
 GRADIO_DEEP_LINK = "/gradio_api/deep_link"
-MODEL_WORK = "model"  # the one concurrency group of every queued event
+MODEL_WORK = "model"  # the concurrency group of page events and heavy endpoints
+LIGHT_WORK = "light"  # the lane of the light endpoints: they never queue behind a heavy job
+LIGHT_WORKERS = 1  # a light call is milliseconds, so one worker drains its lane; more would only time-slice
 QUEUE_SIZE = 64  # jobs waiting at once, all clients together: a full queue drains in about 3 s (`make load`)
 
 
@@ -44,14 +49,21 @@ def model_workers() -> int:
     return max(1, len(cores))
 
 
+def lane(fn) -> tuple[str, int]:
+    """The concurrency group of Gradio's queued event ``fn`` and its number of workers: ``LIGHT_WORK`` for a
+    named endpoint that costs one forward pass (``admission.call_cost``), ``MODEL_WORK`` for the rest."""
+    if admission.call_cost(fn, []) <= admission.LIGHT_COST:
+        return LIGHT_WORK, LIGHT_WORKERS
+    return MODEL_WORK, model_workers()
+
+
 def configure_events(demo) -> None:
-    """Put every queued event of ``demo`` in ``MODEL_WORK``, ``model_workers()`` at once, in turns fair to every
-    client (``fair_queue``), and answer inputs that Gradio refuses without a traceback in the log
-    (``quiet_input_errors``)."""
+    """Put every queued event of ``demo`` in its ``lane``, in turns fair to every client (``fair_queue``), and
+    answer inputs that Gradio refuses without a traceback in the log (``quiet_input_errors``)."""
     workers = model_workers()
     for fn in demo.fns.values():
         if fn.queue:
-            fn.concurrency_id, fn.concurrency_limit = MODEL_WORK, workers
+            fn.concurrency_id, fn.concurrency_limit = lane(fn)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
     fair_queue.make_fair(demo._queue)
     quiet_input_errors(demo)
