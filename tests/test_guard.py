@@ -10,11 +10,13 @@ import os
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
+import socket
 import threading
 import time
 import types
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import gradio as gr
 import httpx
@@ -503,6 +505,30 @@ def test_a_full_queue_drops_the_heaviest_clients_newest_waiting_job_for_a_light_
             assert "event: error" in dropped and "retry in" in dropped
     finally:
         release.set()
+
+
+def closed_by_server(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (it reads what the server sends until then)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_connections_that_send_no_whole_request_head_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
+    monkeypatch.setattr(server, "HEAD_SECONDS", 0.5)
+    host, port = urlsplit(guarded).hostname, urlsplit(guarded).port
+    with socket.create_connection((host, port)) as silent, socket.create_connection((host, port)) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
+        assert closed_by_server(silent, 5) and closed_by_server(slow, 5)
+    with socket.create_connection((host, port)) as idle:
+        idle.sendall(b"GET /gradio_api/info HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
+    with httpx.Client(timeout=5) as client:  # a whole request still gets its answer
+        assert client.get(f"{guarded}/gradio_api/info").status_code == 200
 
 
 def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(guarded, capfd):
