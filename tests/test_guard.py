@@ -10,11 +10,13 @@ import os
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
+import socket
 import threading
 import time
 import types
 import uuid
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import gradio as gr
 import httpx
@@ -388,12 +390,43 @@ def test_answers_carry_the_security_headers_and_closed_routes_are_closed(guarded
         assert answer.status_code == 413
 
 
-def test_every_queued_event_shares_one_model_group_and_the_rest_routes_skip_no_queue(app):
-    queued = [fn for fn in app.demo.fns.values() if fn.queue]
-    assert queued and {(fn.concurrency_id, fn.concurrency_limit) for fn in queued} == {
-        (server.MODEL_WORK, server.model_workers())
-    }
+def test_light_endpoints_have_a_lane_of_their_own_and_the_rest_routes_skip_no_queue(app):
+    queued = {fn.api_name if fn.api_visibility != "private" else "page": fn for fn in app.demo.fns.values() if fn.queue}
+    lanes = {name: (fn.concurrency_id, fn.concurrency_limit) for name, fn in queued.items()}
+    light, heavy = (server.LIGHT_WORK, server.LIGHT_WORKERS), (server.MODEL_WORK, server.model_workers())
+    assert lanes["predict"] == lanes["attention"] == light
+    assert lanes["page"] == lanes["walkthrough"] == lanes["attributions"] == lanes["export"] == heavy
+    assert set(lanes.values()) == {light, heavy}
     assert app.demo.api_open is False and app.demo._queue.max_size == server.QUEUE_SIZE
+
+
+def test_a_light_call_is_answered_while_heavy_jobs_hold_every_model_worker(app, guarded, monkeypatch):
+    heavy = next(fn for fn in app.demo.fns.values() if fn.api_name == "attributions")
+    release, started, explain = threading.Event(), threading.Semaphore(0), heavy.fn
+
+    def held_heavy(*args, **kwargs):  # a stand-in for a job at the longest legal input
+        started.release()
+        release.wait(30)
+        return explain(*args, **kwargs)
+
+    monkeypatch.setattr(heavy, "fn", held_heavy)
+    workers = server.model_workers()
+    try:
+        for i in range(workers + 1):  # one per address (a client's budget holds few heavy jobs): one waits
+            with http(f"127.0.0.{20 + i}") as crowd:
+                body = {"data": ["a heavy text", "predicted", 8, "pad"]}
+                assert crowd.post(f"{guarded}/gradio_api/call/attributions", json=body).status_code == 200
+        assert all(started.acquire(timeout=20) for _ in range(workers))  # every model worker is held
+        with http(OTHER) as victim:
+            event = victim.post(f"{guarded}/gradio_api/call/predict", json={"data": ["mine"]}).json()["event_id"]
+            answer = victim.get(f"{guarded}/gradio_api/call/predict/{event}", timeout=10).text
+        assert "event: complete" in answer and not release.is_set()
+    finally:
+        release.set()
+        queue = app.demo._queue
+        deadline = time.monotonic() + 20  # the next test starts with an empty queue
+        while (fair_queue.waiting_events(queue) or fair_queue.running_events(queue)) and time.monotonic() < deadline:
+            time.sleep(0.05)
 
 
 def held_model(monkeypatch):
@@ -424,14 +457,16 @@ def test_a_client_past_its_budget_is_told_to_retry_and_another_client_still_gets
             assert [answer.status_code for answer in joined] == [200] * LIGHT_JOBS + [429] * 2
             assert "retry in" in joined[-1].json()["detail"] and joined[-1].headers["retry-after"].isdigit()
             assert victim.post(f"{guarded}/gradio_api/call/predict", json={"data": ["mine"]}).status_code == 200
-            waiting = app.demo._queue.event_queue_per_concurrency_id[server.MODEL_WORK].queue
+            waiting = app.demo._queue.event_queue_per_concurrency_id[server.LIGHT_WORK].queue
             assert [fair_queue.client_of(event) for event in waiting][:2] == [OTHER, "127.0.0.1"]
     finally:
         release.set()
     with http() as attacker:  # its answers read, the client is welcome again
         for answer in joined[:LIGHT_JOBS]:
             attacker.get(f"{guarded}/gradio_api/call/predict/{answer.json()['event_id']}")
-        assert attacker.post(f"{guarded}/gradio_api/call/predict", json={"data": ["again"]}).status_code == 200
+        again = attacker.post(f"{guarded}/gradio_api/call/predict", json={"data": ["again"]})
+        assert again.status_code == 200  # read, so that it does not hold the light lane into the next test
+        assert "event: complete" in attacker.get(f"{guarded}/gradio_api/call/predict/{again.json()['event_id']}").text
 
 
 def test_inputs_gradio_refuses_are_answered_without_a_traceback_in_the_log(app, guarded, capfd):
@@ -460,13 +495,40 @@ def test_a_full_queue_drops_the_heaviest_clients_newest_waiting_job_for_a_light_
     heavy, light = "127.0.0.7", "127.0.0.8"
     try:
         with http(heavy) as crowd, http(light) as victim:
-            joined = [crowd.post(f"{guarded}/gradio_api/call/predict", json={"data": [f"crowd {i}"]}) for i in range(7)]
-            assert [answer.status_code for answer in joined] == [200] * 6 + [503]  # 2 running, 4 waiting: full
+            sent = server.LIGHT_WORKERS + 5  # the light lane's running jobs, 4 waiting (full), one more
+            joined = [
+                crowd.post(f"{guarded}/gradio_api/call/predict", json={"data": [f"crowd {i}"]}) for i in range(sent)
+            ]
+            assert [answer.status_code for answer in joined] == [200] * (sent - 1) + [503]
             assert victim.post(f"{guarded}/gradio_api/call/predict", json={"data": ["mine"]}).status_code == 200
-            dropped = crowd.get(f"{guarded}/gradio_api/call/predict/{joined[5].json()['event_id']}").text
+            dropped = crowd.get(f"{guarded}/gradio_api/call/predict/{joined[-2].json()['event_id']}").text
             assert "event: error" in dropped and "retry in" in dropped
     finally:
         release.set()
+
+
+def closed_by_server(sock: socket.socket, seconds: float) -> bool:
+    """Whether the server closes ``sock`` within ``seconds`` (it reads what the server sends until then)."""
+    sock.settimeout(seconds)
+    try:
+        while sock.recv(4096):
+            pass
+    except TimeoutError:
+        return False
+    return True
+
+
+def test_connections_that_send_no_whole_request_head_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
+    monkeypatch.setattr(server, "HEAD_SECONDS", 0.5)
+    host, port = urlsplit(guarded).hostname, urlsplit(guarded).port
+    with socket.create_connection((host, port)) as silent, socket.create_connection((host, port)) as slow:
+        slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
+        assert closed_by_server(silent, 5) and closed_by_server(slow, 5)
+    with socket.create_connection((host, port)) as idle:
+        idle.sendall(b"GET /gradio_api/info HTTP/1.1\r\nHost: x\r\n\r\n")
+        assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
+    with httpx.Client(timeout=5) as client:  # a whole request still gets its answer
+        assert client.get(f"{guarded}/gradio_api/info").status_code == 200
 
 
 def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(guarded, capfd):

@@ -12,10 +12,15 @@
 - Every request passes ``guard.Guard`` (allowed routes only, private event names, admission by cost per client,
   security headers); finished answers nobody read are dropped every ``SETTLE_EVERY`` (``admission``).
 - MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
-- Model work: every queued event and endpoint shares one concurrency group, ``MODEL_WORK``, of one worker
-  per core (``model_workers``), and the REST routes that would skip the queue are closed (``api_open=False``,
-  as on a Space), so however many events or callers there are, at most that many model calls run at once;
-  waiting jobs take turns by client (``fair_queue``).
+- Connections: an idle one is closed ``KEEP_ALIVE_SECONDS`` after its last answer, and one that has not sent
+  a whole request head ``HEAD_SECONDS`` after it opened or was last answered is closed too (``HeadDeadline``).
+- Model work: page events and heavy endpoints share one concurrency group, ``MODEL_WORK``, of one worker
+  per core (``model_workers``); the light endpoints (one forward pass each, ``/predict`` among them) have a
+  lane of their own, ``LIGHT_WORK``, of ``LIGHT_WORKERS``, so a light call never waits for a heavy job to end
+  (one Integrated Gradients job at the longest legal input runs for seconds). The REST routes that would skip
+  the queue are closed (``api_open=False``, as on a Space), so however many events or callers there are, at
+  most ``model_workers() + LIGHT_WORKERS`` model calls run at once; waiting jobs take turns by client
+  (``fair_queue``).
 """
 
 from __future__ import annotations
@@ -27,14 +32,18 @@ import os
 import re
 
 import gradio as gr
+import h11
 from starlette.middleware import Middleware
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from . import clients, fair_queue, guard, page, scripts, sessions, theme
+from . import admission, clients, fair_queue, guard, page, scripts, sessions, theme
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
 GRADIO_DEEP_LINK = "/gradio_api/deep_link"
-MODEL_WORK = "model"  # the one concurrency group of every queued event
+MODEL_WORK = "model"  # the concurrency group of page events and heavy endpoints
+LIGHT_WORK = "light"  # the lane of the light endpoints: they never queue behind a heavy job
+LIGHT_WORKERS = 1  # a light call is milliseconds, so one worker drains its lane; more would only time-slice
 QUEUE_SIZE = 64  # jobs waiting at once, all clients together: a full queue drains in about 3 s (`make load`)
 
 
@@ -44,14 +53,21 @@ def model_workers() -> int:
     return max(1, len(cores))
 
 
+def lane(fn) -> tuple[str, int]:
+    """The concurrency group of Gradio's queued event ``fn`` and its number of workers: ``LIGHT_WORK`` for a
+    named endpoint that costs one forward pass (``admission.call_cost``), ``MODEL_WORK`` for the rest."""
+    if admission.call_cost(fn, []) <= admission.LIGHT_COST:
+        return LIGHT_WORK, LIGHT_WORKERS
+    return MODEL_WORK, model_workers()
+
+
 def configure_events(demo) -> None:
-    """Put every queued event of ``demo`` in ``MODEL_WORK``, ``model_workers()`` at once, in turns fair to every
-    client (``fair_queue``), and answer inputs that Gradio refuses without a traceback in the log
-    (``quiet_input_errors``)."""
+    """Put every queued event of ``demo`` in its ``lane``, in turns fair to every client (``fair_queue``), and
+    answer inputs that Gradio refuses without a traceback in the log (``quiet_input_errors``)."""
     workers = model_workers()
     for fn in demo.fns.values():
         if fn.queue:
-            fn.concurrency_id, fn.concurrency_limit = MODEL_WORK, workers
+            fn.concurrency_id, fn.concurrency_limit = lane(fn)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
     fair_queue.make_fair(demo._queue)
     quiet_input_errors(demo)
@@ -156,16 +172,61 @@ def plain_tool_errors(blocks) -> None:
     handlers[types.CallToolRequest] = call_tool_plainly
 
 
+KEEP_ALIVE_SECONDS = 5  # an idle connection is closed this long after its last answer (uvicorn's default)
+HEAD_SECONDS = 10  # a request's line and headers must all arrive within this long
+
+
+class HeadDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 connection, closed when a request's head has not all arrived ``HEAD_SECONDS`` after
+    the connection opened or its last answer ended. uvicorn itself times out only a connection idle after an
+    answer, and a byte sent resets that: one that sends nothing, or its headers a byte at a time, is kept
+    open for ever, and a few hundred such connections hold every socket the server may open."""
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_head)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:  # the head is in: the request's own time is the app's
+            self.head_deadline.cancel()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self.head_deadline.cancel()
+        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_head)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.head_deadline.cancel()
+        super().connection_lost(exc)
+
+    def close_if_no_head(self) -> None:
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
+
+
+async def limit_connections(app) -> None:
+    """Once the uvicorn server serving ``app`` is known (Gradio builds its settings, with no say in these, and
+    sets ``blocks.server`` after start-up), give the connections it opens from then on ``KEEP_ALIVE_SECONDS``
+    and a ``HeadDeadline``: uvicorn makes each connection from its settings when it opens."""
+    blocks = app.get_blocks()
+    while getattr(getattr(blocks, "server", None), "config", None) is None or blocks.server.config.app is not app:
+        await asyncio.sleep(0.05)  # not yet set, or still the server of an earlier launch
+    blocks.server.config.timeout_keep_alive = KEEP_ALIVE_SECONDS
+    blocks.server.config.http_protocol_class = HeadDeadline
+
+
 @contextlib.asynccontextmanager
 async def lifespan(app):
     """While the server runs: Gradio's deep links closed, lean sessions, idle ones swept, removed files forgotten,
-    finished jobs settled, MCP errors plain."""
+    finished jobs settled, MCP errors plain, connections limited."""
     close_gradio_deep_links(app)
     plain_tool_errors(app.get_blocks())
     tasks = [
         asyncio.create_task(sessions.sweep_idle(sessions.lean_sessions(app))),
         asyncio.create_task(forget_removed_files_forever(app.get_blocks())),
         asyncio.create_task(settle_forever(app)),
+        asyncio.create_task(limit_connections(app)),
     ]
     try:
         yield
