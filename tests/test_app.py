@@ -2,6 +2,7 @@
 
 import functools
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -369,3 +370,25 @@ def test_command_line_serves_and_explains_a_failed_share_link(model_dir):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_command_line_stops_with_one_line_naming_the_flag_when_its_port_is_taken(model_dir, how):
+    """Gradio, given no port, would take the next free one after 7860 (or GRADIO_SERVER_PORT) without a word."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        flag = ["--port", str(port)] if how == "flag" else []
+        done = subprocess.run(
+            [sys.executable, "app.py", *flag],
+            cwd=ROOT,
+            env=dict(os.environ, MODEL_ID=str(model_dir)) | ({} if flag else {"GRADIO_SERVER_PORT": str(port)}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stdout  # not serving on the next free port instead
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Port {port} is taken") and "--port" in last, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Running on" not in done.stdout
