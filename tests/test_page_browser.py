@@ -225,3 +225,17 @@ def test_on_a_touch_screen_a_tap_shows_a_cells_value_and_a_swipe_scrolls_the_pag
         assert not page.locator("#attention-heatmap .zoombox").count()  # no zoom box was drawn
     finally:
         context.close()
+
+
+def test_gradio_api_page_opens_at_view_api_and_the_address_keeps_it(browser, url):
+    """``view`` names the app's tabs, but ``?view=api`` is Gradio's own API page: the page load leaves it open."""
+    context, page = fresh_page(browser, url, "?view=api")
+    try:
+        page.wait_for_function(SETTLED)
+        wait_for_heatmap_with(page)  # the load drew the default view behind the API page
+        page.locator(".api-docs").wait_for(state="visible")
+        time.sleep(1)  # a late address write would close it
+        assert page.locator(".api-docs").is_visible() and "/predict" in page.locator(".api-docs").text_content()
+        assert "view=api" in page.url
+    finally:
+        context.close()

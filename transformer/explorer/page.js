@@ -92,16 +92,28 @@
     // page opens on the first tab), whose select event then finds that view current and draws nothing.
     function openAddressView(values, names) {
         explorer.addressRead = true;
+        if (new URL(window.location.href).searchParams.get("view") === "api") return openApiPage();
         const view = setAddress(values, names);
         const tab = [...document.querySelectorAll("#views [data-tab-id]")].find((b) => b.dataset.tabId === view);
         if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
     }
 
-    // Writes the address from `values` (see `writeAddress`) and returns the view they name.
+    // `?view=api` is Gradio's API page. Gradio 6.31 reads it as open but never loads the page; its footer button
+    // toggles it, so pressed twice (closed, then open) it loads and shows it.
+    function openApiPage() {
+        if (document.querySelector(".api-docs")) return;
+        const button = [...document.querySelectorAll("footer button")].find((b) => /\bAPI\b/.test(b.textContent));
+        button?.click();
+        button?.click();
+    }
+
+    // Writes the address from `values` (see `writeAddress`) and returns the view they name. While one of Gradio's
+    // own pages is open (`?view=api`: the API page), the address is Gradio's: rewriting its `view` would close it.
     function setAddress(values, names) {
-        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam} = explorerConfig;
+        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, gradioViews} = explorerConfig;
         const view = values[names.indexOf("view")];
         const url = new URL(window.location.href);
+        if (gradioViews.includes(url.searchParams.get("view"))) return view;
         url.searchParams.delete("deep_link");
         url.searchParams.delete(linkParam);
         for (const name of urlParams) {

@@ -234,7 +234,6 @@ def behaviour(
 ) -> dict:
     """The behavioural suite's results for the explorer's model: failure rates with counts per capability and per
     test, and the failing cases (run on first use when no behaviour.json was made for these weights).
-    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         part: "all", "selection" or "test" (the part a recipe is reported on), for the failing cases.
