@@ -104,10 +104,11 @@ def lay_out_page(model) -> PageParts:
     with gr.Row(elem_id="colour-controls") as colour_controls:  # shown on the tabs of views that use them
         page = page_controls(model)
     current_view = gr.Textbox(FIRST_VIEW, visible=False, elem_id="current-view")
-    tabs = {}
+    tabs, failures = {}, {}
     with gr.Tabs(elem_id="views", overflow_behavior="wrap"):  # every tab in view, in a fixed order
         for view in VIEWS:
             with gr.Tab(view.title, id=view.id) as tab:
+                failures[view.id] = gr.Markdown(visible=False, elem_classes=["view-failure"])  # events.draw_view
                 tabs[view.id] = (tab, view.layout(page))
     return PageParts(
         page=page,
@@ -123,6 +124,7 @@ def lay_out_page(model) -> PageParts:
         colour_controls=colour_controls,
         current_view=current_view,
         tabs=tabs,
+        failures=failures,
     )
 
 

@@ -2,6 +2,7 @@
 page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an action, a long text, and the
 colour controls shown only where they change something."""
 
+import dataclasses
 import time
 
 import pytest
@@ -237,5 +238,30 @@ def test_gradio_api_page_opens_at_view_api_and_the_address_keeps_it(browser, url
         time.sleep(1)  # a late address write would close it
         assert page.locator(".api-docs").is_visible() and "/predict" in page.locator(".api-docs").text_content()
         assert "view=api" in page.url
+    finally:
+        context.close()
+
+
+def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_tab(browser, url, app, monkeypatch):
+    """Issue 35: a shared link whose view could not be drawn took the whole page down (default text, "Error"
+    in Prediction and Attention, the first tab). Now only that view says it failed."""
+    parts = next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+    def broken(*_):
+        raise ValueError("yaxis domain[0] = -2.22e-16")
+
+    monkeypatch.setitem(parts.drawings, "rollout", dataclasses.replace(parts.drawings["rollout"], handler=broken))
+    context, page = fresh_page(browser, url, "?text=a+charming+journey&view=rollout&layer=99")
+    try:
+        page.wait_for_function(SETTLED)
+        failure = page.locator("#views .prose.view-failure:visible")
+        failure.wait_for()
+        assert "could not be drawn" in failure.text_content()
+        selected = page.locator('#views button[role="tab"][aria-selected="true"]')
+        assert selected.text_content().strip() == "Rollout"
+        assert page.locator("#sentence textarea").input_value() == "a charming journey"
+        assert "positive" in page.locator("#prediction").text_content()
+        assert page.locator(".toast-body", has_text="layer (not allowed here)").count() == 1  # said, in one line
+        assert "Error" not in page.locator("#prediction").text_content()
     finally:
         context.close()
