@@ -4,13 +4,14 @@ colour controls shown only where they change something."""
 
 import dataclasses
 import time
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from app_fixtures import TINY_MAX_LEN
 from conftest import TIMEOUT_MS
 from test_browser import copied_text, wait_for_heatmap_with
 
-from transformer.explorer import analysis
+from transformer.explorer import analysis, link_store
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 FRESH_PAGES = 20
@@ -265,3 +266,29 @@ def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_
         assert "Error" not in page.locator("#prediction").text_content()
     finally:
         context.close()
+
+
+def ig_steps_shown(page, steps: int) -> None:
+    """Wait until the Attributions tab shows Integrated Gradients drawn with ``steps`` steps."""
+    page.wait_for_function("(n) => document.querySelector('#views').textContent.includes(`(${n} steps)`)", arg=steps)
+
+
+def test_integrated_gradients_steps_recompute_on_enter_and_arrow_keys_and_the_link_keeps_them(page, url):
+    """Issue 35, item 7: a typed value and Enter, and the arrow keys, used to change nothing until the pointer
+    released the slider, and a link copied then kept the old value."""
+    page.goto(url + "?view=attributions")
+    page.wait_for_function(SETTLED)
+    ig_steps_shown(page, 32)
+    box = page.locator("#ig-steps input[type=number]")
+    box.fill("64")
+    box.press("Enter")
+    ig_steps_shown(page, 64)
+    slider = page.locator("#ig-steps input[type=range]")
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")  # a step is 4
+    ig_steps_shown(page, 72)
+    before = page.evaluate("() => navigator.clipboard.readText()")
+    page.locator("#copy-link").click()
+    key = parse_qs(urlsplit(copied_text(page, before)).query)["link"][0]
+    assert link_store.load_link(key)["steps"] == "72"
