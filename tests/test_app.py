@@ -451,3 +451,10 @@ def test_a_cold_link_says_in_one_line_what_it_could_not_restore(app, params, nam
     else:
         (line,) = lines
         assert named in line and "\n" not in line and "99" not in line  # names the parameter, never echoes its value
+
+
+def test_no_table_caption_says_to_click_a_column_to_sort(app):
+    """Gradio 6.31's tables sort from each column's menu; a caption that says to click a column misleads."""
+    labels = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Dataframe)]
+    sorting = [label for label in labels if "sort" in (label or "")]
+    assert sorting and all("menu" in label and "click a column" not in label for label in sorting), sorting

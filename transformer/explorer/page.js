@@ -166,6 +166,29 @@
         }, 150);
     }
 
+    // Gradio 6.31 draws a radio or checkbox group as a <fieldset> whose label is a <span>, not a <legend>: the group
+    // has no accessible name, and a screen reader says "2, radio" where the page shows "Layer". Each such group is
+    // named by its label (`aria-labelledby`), a radio group also gets its role. Tabs draw their controls when first
+    // opened, so this runs again after each change to the page, at most once a frame.
+    function nameGroups() {
+        for (const label of document.querySelectorAll('fieldset:not([aria-labelledby]) > [data-testid="block-info"]')) {
+            const group = label.parentElement;
+            label.id ||= `${group.id || "group"}-label-${++nameGroups.count}`;
+            group.setAttribute("aria-labelledby", label.id);
+            if (group.querySelector('input[type="radio"]')) group.setAttribute("role", "radiogroup");
+        }
+    }
+    nameGroups.count = 0;
+    let naming = false;
+    new MutationObserver(() => {
+        if (naming) return;
+        naming = true;
+        requestAnimationFrame(() => {
+            naming = false;
+            nameGroups();
+        });
+    }).observe(document.documentElement, {childList: true, subtree: true});
+
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {
         addressRead: false,

@@ -286,7 +286,7 @@ def layout(page: Page) -> Drawing:
         interactive=False,
         wrap=True,
         column_widths=COLUMN_WIDTHS,
-        label="Failing cases, one row per text (click a column to sort, a text to open it)",
+        label="Failing cases, one row per text (sort from a column's menu; click a text to open it)",
         elem_id="behaviour-table",
     )
     with gr.Row():
