@@ -41,7 +41,9 @@ _TABS = f"""
   border-radius: var(--radius-sm); background: var(--input-background-fill); color: var(--body-text-color); }}
 """
 # Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
+# A view's own HTML table (Head knockout, Token perturbation, Compare, faithfulness, Behaviour) is its own scroll box.
 _TABLES = """
+#views .prose table { display: block; max-width: 100%; overflow-x: auto; }
 #atlas-table .table-container { overflow-x: auto; }
 #atlas-table .virtual-table-viewport { max-width: 100%; overflow-x: auto; }
 :is(#atlas-table, #errors-table) thead :is(th, th *) { word-break: normal; overflow-wrap: normal; }

@@ -1,0 +1,61 @@
+"""The page on a phone (390 × 844) in Chromium, every tab after the clicks that fill its tables (issue 35, item 4):
+each table fits the width or scrolls inside a box of its own that does, and the page never scrolls sideways."""
+
+import pytest
+from conftest import TIMEOUT_MS
+
+pytestmark = pytest.mark.browser
+SETTLED = "() => window.explorer?.addressRead === true"
+
+# Every table and figure shown in the views that reaches past the page's width, unless inside a box of its own that
+# scrolls sideways (overflow auto or scroll) and itself fits; and how wide the document is.
+CUT_OFF = """() => {
+    const width = document.documentElement.clientWidth;
+    const scrolls = (e) => ["auto", "scroll"].includes(getComputedStyle(e).overflowX);
+    const cut = [];
+    for (const e of document.querySelectorAll("#views :is(table, .table-container, .js-plotly-plot, .prose)")) {
+        if (!e.offsetParent) continue;
+        let box = e;
+        while (box && box !== document.body && !scrolls(box)) box = box.parentElement;
+        const scroller = box && box !== document.body ? box : null;
+        const right = (scroller || e).getBoundingClientRect().right;
+        if (right > width + 1) cut.push(`${e.tagName}.${String(e.className).slice(0, 40)} reaches ${Math.round(right)}`);
+    }
+    return {cut, documentWidth: document.documentElement.scrollWidth, width};
+}"""
+
+
+def fill_tables(page, view: str) -> None:
+    """The clicks after which ``view``'s tables hold their rows (the others are filled when the tab opens)."""
+    if view == "knockout":
+        page.locator("#views label", has_text="L1 H1").first.click()
+    tables = {  # the HTML tables each view draws (Behaviour's per-capability tables among them)
+        "knockout": "#knockout-summary table",
+        "perturb": "#perturb-summary table",
+        "compare": "#compare-summary table",
+        "behaviour": "#behaviour-summary table, #behaviour-figures table",
+    }
+    if view in tables:
+        page.wait_for_function("(selector) => document.querySelector(selector)?.offsetParent", arg=tables[view])
+
+
+def test_on_a_phone_every_table_fits_or_scrolls_in_its_own_box(browser, url):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function(SETTLED)
+        views = page.evaluate("() => [...document.querySelectorAll('#views [data-tab-id]')].map(b => b.dataset.tabId)")
+        cut = {}
+        for view in views:
+            page.locator(f'#views [data-tab-id="{view}"]').click()
+            page.wait_for_timeout(2000)  # drawn
+            fill_tables(page, view)
+            shown = page.evaluate(CUT_OFF)
+            assert shown["documentWidth"] <= shown["width"], view  # the page itself never scrolls sideways
+            if shown["cut"]:
+                cut[view] = shown["cut"]
+        assert not cut, cut
+    finally:
+        context.close()
