@@ -19,7 +19,8 @@ CUT_OFF = """() => {
         while (box && box !== document.body && !scrolls(box)) box = box.parentElement;
         const scroller = box && box !== document.body ? box : null;
         const right = (scroller || e).getBoundingClientRect().right;
-        if (right > width + 1) cut.push(`${e.tagName}.${String(e.className).slice(0, 40)} reaches ${Math.round(right)}`);
+        const name = `${e.tagName}.${String(e.className).slice(0, 40)}`;
+        if (right > width + 1) cut.push(`${name} reaches ${Math.round(right)}`);
     }
     return {cut, documentWidth: document.documentElement.scrollWidth, width};
 }"""
