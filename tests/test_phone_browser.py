@@ -1,8 +1,14 @@
 """The page on a phone (390 × 844) in Chromium, every tab after the clicks that fill its tables (issue 35, item 4):
-each table fits the width or scrolls inside a box of its own that does, and the page never scrolls sideways."""
+each table fits the width or scrolls inside a box of its own that does, and the page never scrolls sideways; the
+Head atlas's grid goes to two columns, its titles apart."""
+
+import json
 
 import pytest
 from conftest import TIMEOUT_MS
+
+from transformer.explain.atlas import BEHAVIOURS
+from transformer.explorer.views.head_atlas import atlas_figure
 
 pytestmark = pytest.mark.browser
 SETTLED = "() => window.explorer?.addressRead === true"
@@ -58,5 +64,48 @@ def test_on_a_phone_every_table_fits_or_scrolls_in_its_own_box(browser, url):
             if shown["cut"]:
                 cut[view] = shown["cut"]
         assert not cut, cut
+    finally:
+        context.close()
+
+
+def atlas(layers: int, heads: int) -> dict:
+    """A made-up head atlas with what ``atlas_figure`` reads: each head's role and mean weight per behaviour."""
+    rows = [
+        {"layer": layer, "head": head, "role": "mixed", **{name: 0.1 * (k + 1) for k, name in enumerate(BEHAVIOURS)}}
+        for layer in range(1, layers + 1)
+        for head in range(1, heads + 1)
+    ]
+    return {"num_layers": layers, "num_heads": heads, "heads": rows}
+
+
+# Plotly.react a figure into a new element of the page (phone.js lays it out, as for every figure Gradio draws);
+# then how many columns its subplots take and how many pairs of its subplot titles overlap.
+DRAW_GRID = """async (figure) => {
+    const gd = document.createElement("div");
+    document.body.prepend(gd);
+    await Plotly.react(gd, figure.data, figure.layout);
+    const axes = Object.keys(gd._fullLayout).filter((key) => /^xaxis\\d*$/.test(key));
+    const columns = new Set(axes.map((key) => gd._fullLayout[key].domain[0].toFixed(3))).size;
+    const boxes = [...gd.querySelectorAll(".annotation")].map((title) => title.getBoundingClientRect());
+    let overlaps = 0;
+    boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b) => {
+        overlaps += a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }));
+    gd.remove();
+    return {columns, titles: boxes.length, overlaps};
+}"""
+
+
+@pytest.mark.parametrize(("width", "columns"), [(390, 2), (1280, 4)], ids=["phone", "desktop"])
+def test_the_head_atlas_grid_goes_to_two_columns_on_a_phone_and_its_titles_never_overlap(browser, url, width, columns):
+    figure = json.loads(atlas_figure(atlas(2, 4)).to_json())
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.Plotly")  # Gradio loads plotly for the first figure it draws
+        drawn = page.evaluate(DRAW_GRID, figure)
+        assert drawn == {"columns": columns, "titles": 8, "overlaps": 0}
     finally:
         context.close()
