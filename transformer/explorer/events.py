@@ -206,7 +206,9 @@ def view_events(parts: PageParts) -> None:
         redraw_button.click(draw, set(drawing.inputs), parts.view_outputs(view), **events)
         changed = list(drawing.redrawn)
         if drawing.triggers:
-            changed.append(gr.on(drawing.triggers, draw, set(drawing.inputs), parts.view_outputs(view), **events))
+            on_control = functools.partial(parts.draw_view, view)
+            on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
+            changed.append(gr.on(drawing.triggers, on_control, set(drawing.inputs), parts.view_outputs(view), **events))
         for event in changed:
             event.success(**write_address(parts, names))
 
