@@ -292,3 +292,40 @@ def test_integrated_gradients_steps_recompute_on_enter_and_arrow_keys_and_the_li
     page.locator("#copy-link").click()
     key = parse_qs(urlsplit(copied_text(page, before)).query)["link"][0]
     assert link_store.load_link(key)["steps"] == "72"
+
+
+# Keys that arrive just after the page decided to keep what was typed (page.js keepTyped), before the load's last
+# step is done: the box gets " journey" typed into it then.
+LATE_KEYS = """Object.defineProperty(window, "explorer", {configurable: true, get: () => undefined, set(explorer) {
+    const keepTyped = explorer.keepTyped;
+    explorer.keepTyped = (...args) => {
+        const kept = keepTyped(...args);
+        const box = document.querySelector("#sentence textarea");
+        box.value += " journey";
+        box.dispatchEvent(new Event("input", {bubbles: true}));
+        return kept;
+    };
+    Object.defineProperty(window, "explorer", {value: explorer, writable: true, configurable: true});
+}});"""
+
+
+def test_keys_typed_as_the_load_ends_stay_and_analyze_reads_the_whole_box(browser, url):
+    """Issue 35, item 6: the load decided what the box keeps, then wrote it later, over keys typed meanwhile; then
+    Analyze (no Enter) read the value Gradio last stored, not the box as shown."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(LATE_KEYS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url, wait_until="commit")
+        box = page.locator("#sentence textarea")
+        box.wait_for(state="attached")
+        box.fill("a dull film")
+        page.wait_for_function(SETTLED)
+        page.wait_for_timeout(500)  # the load's steps have landed
+        assert box.input_value() == "a dull film journey"
+        page.locator("#analyze").click()
+        wait_for_heatmap_with(page, "dull", "film", "journey")
+        assert all(word in page.locator("#tokens").text_content() for word in ("dull", "film", "journey"))
+    finally:
+        context.close()

@@ -228,8 +228,7 @@ def load_page(demo: gr.Blocks, parts: PageParts) -> None:
     loaded = demo.load(
         parts.restore_page, None, parts.load_outputs, api_visibility="private", show_progress_on=parts.spinners
     )
-    typed = [parts.restored_text, parts.text_box]
-    loaded = loaded.then(None, typed, parts.text_box, js=scripts.call("keepTyped", parts.text_box.value))
+    loaded = loaded.then(None, parts.restored_text, None, js=scripts.call("keepTyped", parts.text_box.value))
     every_control = [parts.url_controls[name] for name in URL_PARAMS]
     opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", URL_PARAMS))
     opened.then(None, js=scripts.call("reanalyzeTyped"))

@@ -8,16 +8,18 @@
 
     const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
 
-    // The page load's answer came back: what the sentence box should hold. The load writes its text (the address's,
-    // else the default) into a hidden box, never into the sentence box, so nothing typed while it ran is lost.
-    // The box differs from its `initial` value only when the person changed it (typing, an example): then it
-    // wins, and `explorer.reanalyze` asks `reanalyzeTyped` to draw it, as the load drew the other text.
-    function keepTyped([restored, current], initial) {
+    // The page load's answer came back: the sentence box shows its text unless the person changed it. The load writes
+    // its text (the address's, else the default) into a hidden box, never into the sentence box, and this decides and
+    // writes in one step, in the page: an event's output would land later, over keys typed meanwhile. A changed box
+    // (typing, an example) wins, and `explorer.reanalyze` asks `reanalyzeTyped` to draw it, as the load drew another.
+    function keepTyped([restored], initial) {
         const box = document.querySelector("#sentence textarea, #sentence input");
-        const shown = box ? box.value : current;
-        const typed = shown !== initial;
-        explorer.reanalyze = typed && shown !== restored;
-        return typed ? shown : restored;
+        if (!box) return;
+        const typed = box.value !== initial;
+        explorer.reanalyze = typed && box.value !== restored;
+        if (typed || box.value === restored) return;
+        box.value = restored;
+        box.dispatchEvent(new Event("input", {bubbles: true})); // Gradio's box takes its value from this event
     }
 
     // The load's last step: a text typed while the page loaded is analyzed, since the load drew another one.
@@ -132,11 +134,14 @@
         return view;
     }
 
-    // Before an analysis: its last input, the view to draw, becomes the tab on screen. The page's current view changes
-    // only when a tab's select event comes back from the server, and a tab chosen just before Analyze (the Errors tab
-    // opens a sentence in Attention) is already on screen. `count` is how many of `values` are the event's inputs.
+    // Before an analysis: its first input becomes the box's text as shown, its last (the view to draw) the tab on
+    // screen. The page's current view changes only when a tab's select event comes back from the server, and a tab
+    // chosen just before Analyze (the Errors tab opens a sentence in Attention) is already on screen. `count` is how
+    // many of `values` are the event's inputs.
     function onScreenView(values, count) {
         const inputs = values.slice(0, count);
+        const box = document.querySelector("#sentence textarea, #sentence input");
+        if (box) inputs[0] = box.value; // what the box shows is what is analysed, whatever Gradio last stored
         const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
         const view = explorerConfig.viewOfTitle[tab?.textContent.trim()];
         if (view) inputs[count - 1] = view;
