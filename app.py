@@ -46,6 +46,7 @@ EXAMPLES = [  # each predicted correctly by the bundled model (tests/test_bundle
     "The hotel was not as clean as the photos suggested.",
     "A dull, lifeless remake that wastes a wonderful cast.",
 ]
+DEFAULT_PORT = 7860
 
 
 def build_demo() -> gr.Blocks:
@@ -103,10 +104,11 @@ def lay_out_page(model) -> PageParts:
     with gr.Row(elem_id="colour-controls") as colour_controls:  # shown on the tabs of views that use them
         page = page_controls(model)
     current_view = gr.Textbox(FIRST_VIEW, visible=False, elem_id="current-view")
-    tabs = {}
+    tabs, failures = {}, {}
     with gr.Tabs(elem_id="views", overflow_behavior="wrap"):  # every tab in view, in a fixed order
         for view in VIEWS:
             with gr.Tab(view.title, id=view.id) as tab:
+                failures[view.id] = gr.Markdown(visible=False, elem_classes=["view-failure"])  # events.draw_view
                 tabs[view.id] = (tab, view.layout(page))
     return PageParts(
         page=page,
@@ -122,6 +124,7 @@ def lay_out_page(model) -> PageParts:
         colour_controls=colour_controls,
         current_view=current_view,
         tabs=tabs,
+        failures=failures,
     )
 
 
@@ -154,11 +157,18 @@ def main(argv: list[str] | None = None) -> None:
     """Serve the explorer; keep serving when a public share link cannot be made, and say why."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", help="address to listen on (default 127.0.0.1, or GRADIO_SERVER_NAME)")
-    parser.add_argument("--port", type=int, help="port to listen on (default 7860, or GRADIO_SERVER_PORT)")
+    parser.add_argument("--port", type=int, help=f"port to listen on (default {DEFAULT_PORT}, or GRADIO_SERVER_PORT)")
     parser.add_argument("--share", action="store_true", help="also ask Gradio for a temporary public link")
     args = parser.parse_args(argv)
-    where = {"server_name": args.host, "server_port": args.port, "share": args.share or None}
-    demo.launch(**where, prevent_thread_lock=True, mcp_server=True, **launch_settings())  # MCP: /gradio_api/mcp/
+    # One port, named: Gradio given none would move to the next free one without a word.
+    port = args.port or int(os.environ.get("GRADIO_SERVER_PORT", DEFAULT_PORT))
+    where = {"server_name": args.host, "server_port": port, "share": args.share or None}
+    try:
+        demo.launch(**where, prevent_thread_lock=True, mcp_server=True, **launch_settings())  # MCP: /gradio_api/mcp/
+    except OSError:  # Gradio's only refusal of one port, in use or not ours to take
+        sys.exit(
+            f"Port {port} is taken (or not allowed): choose another with --port, e.g. make run ARGS='--port {port + 1}'"
+        )
     if demo.share_url is None and (args.share or os.environ.get("GRADIO_SHARE", "").lower() == "true"):
         print(
             "No public link: Gradio could not reach its share server (offline, or blocked by a firewall). "

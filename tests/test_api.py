@@ -29,6 +29,22 @@ def test_every_endpoint_documents_its_parameters_and_returns(app):
             assert about and about == described[parameter["label"]], (name, parameter["label"])
         (answer,) = info["returns"]
         assert answer["python_type"]["description"] == " ".join(returns), name
+        # the Python tab shows the answer's type and label: a dict with its keys, not "Any" in "the 1st Api component"
+        assert answer["label"] == api.ANSWER_LABEL, name
+        keys = api.answer_keys(" ".join(returns))
+        assert keys and answer["python_type"]["type"] == f"dict({', '.join(f'{key}: Any' for key in keys)})", name
+        assert info["description"] == api.description(fn) and ",," not in info["description"], name
+
+
+def test_an_answer_is_typed_by_its_top_level_keys():
+    assert api.answer_keys('{"label": class, "confidences": [{"label": c, "confidence": p}, ...]}.') == [
+        "label",
+        "confidences",
+    ]
+    assert api.answer_keys('{"tokens", "scores": {"layer", "head" (from 1), "raw": [query][key]}}.') == [
+        "tokens",
+        "scores",
+    ]
 
 
 def test_an_endpoint_not_named_as_its_function_is_refused(monkeypatch):

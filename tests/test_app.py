@@ -1,10 +1,15 @@
 """The explorer app: its handlers called directly, then its API through gradio_client on a live server."""
 
+import dataclasses
 import functools
+import logging
 import os
+import socket
 import subprocess
 import sys
 import time
+import types
+import warnings
 
 import gradio as gr
 import httpx
@@ -15,7 +20,7 @@ import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
 from gradio_client.exceptions import AppError
 
-from transformer.explorer import analysis, api, page, restore, runner, status, views
+from transformer.explorer import analysis, api, events, page, restore, runner, status, views
 from transformer.explorer.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
 
@@ -243,12 +248,13 @@ def test_the_page_load_draws_the_linked_view_in_one_step(app, forward_calls):
 
 
 def test_the_page_load_hands_its_text_to_the_page_which_keeps_a_typed_one(app):
-    """The load's next step, js-only, decides in the page (once the load's answer is there) what the box holds."""
+    """The load's next step, js-only, decides in the page (once the load's answer is there) what the box holds and
+    writes it there itself: an output of the event would land later, over keys typed meanwhile."""
     load = next(fn for fn in app.demo.fns.values() if any(event == "load" for _, event in fn.targets) and fn.fn)
     steps = [fn for fn in app.demo.fns.values() if fn.trigger_after == load._id]
     (keep,) = [fn for fn in steps if fn.js and "keepTyped" in fn.js]
-    assert keep.fn is None and [c.elem_id for c in keep.inputs] == ["restored-text", "sentence"]
-    assert [c.elem_id for c in keep.outputs] == ["sentence"] and app.EXAMPLES[0] in keep.js
+    assert keep.fn is None and [c.elem_id for c in keep.inputs] == ["restored-text"]
+    assert not keep.outputs and app.EXAMPLES[0] in keep.js
 
 
 def test_a_linked_text_that_cannot_be_read_still_restores_the_view_and_warns(app):
@@ -372,3 +378,87 @@ def test_command_line_serves_and_explains_a_failed_share_link(model_dir):
     finally:
         process.terminate()
         process.wait(timeout=20)
+
+
+@pytest.mark.parametrize("how", ["flag", "environment"])
+def test_command_line_stops_with_one_line_naming_the_flag_when_its_port_is_taken(model_dir, how):
+    """Gradio, given no port, would take the next free one after 7860 (or GRADIO_SERVER_PORT) without a word."""
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        flag = ["--port", str(port)] if how == "flag" else []
+        done = subprocess.run(
+            [sys.executable, "app.py", *flag],
+            cwd=ROOT,
+            env=dict(os.environ, MODEL_ID=str(model_dir)) | ({} if flag else {"GRADIO_SERVER_PORT": str(port)}),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1, done.stdout  # not serving on the next free port instead
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"Port {port} is taken") and "--port" in last, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr and "Running on" not in done.stdout
+
+
+def page_parts(app):
+    """The page's ``PageParts``, whose ``restore_page`` is the page load's one step."""
+    return next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+
+def cold_load(parts, **params) -> dict:
+    """The page load of a fresh page at ``?<params>``: {component: the value or update it sends}."""
+    return parts.restore_page(types.SimpleNamespace(query_params=params))
+
+
+def test_a_view_that_fails_to_draw_says_so_in_its_tab_and_the_page_keeps_the_rest(app, monkeypatch, caplog):
+    """A cold link to a view whose drawing raises (issue 35's Walkthrough at step 11): the text, the prediction,
+    the tokens and the tab are restored; the view keeps its outputs and says in one line that it failed."""
+    parts = page_parts(app)
+
+    def broken(*_):
+        raise ValueError("yaxis domain[0] = -2.22e-16")
+
+    monkeypatch.setitem(parts.drawings, "rollout", dataclasses.replace(parts.drawings["rollout"], handler=broken))
+    with caplog.at_level(logging.ERROR, logger=events.__name__):
+        values = cold_load(parts, text=SENTENCE, view="rollout")
+    assert values[parts.restored_text] == SENTENCE and values[parts.current_view] == "rollout"
+    assert set(values[parts.prediction]) == {"negative", "positive"} and values[parts.tokens_view]
+    failure = values[parts.failures["rollout"]]
+    assert failure["visible"] and "could not be drawn" in failure["value"] and "\n" not in failure["value"]
+    assert all(isinstance(values[output], type(gr.skip())) for output in parts.drawings["rollout"].outputs)
+    (logged,) = caplog.records  # once, with its traceback
+    assert logged.exc_info and "rollout" in logged.getMessage()
+    shown = parts.draw_view("attention", {c: values.get(c, c.value) for c in parts.drawings["attention"].inputs})
+    assert isinstance(shown[parts.drawings["attention"].outputs[0]], go.Figure)  # the other views still draw
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"view": "nonsense", "layer": "99"}, "view, layer (not allowed here)"),
+        ({"link": "0" * 32}, "shared link (unknown or expired)"),
+        ({"view": "api"}, None),  # Gradio's API page, not a tab of the app's
+        ({"view": "knockout", "layer": "2"}, None),
+    ],
+)
+def test_a_cold_link_says_in_one_line_what_it_could_not_restore(app, params, named):
+    parts = page_parts(app)
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        values = cold_load(parts, text=SENTENCE, **params)
+    lines = [str(warning.message) for warning in said if "restored" in str(warning.message)]
+    assert values[parts.restored_text] == SENTENCE and set(values[parts.prediction]) == {"negative", "positive"}
+    if named is None:
+        assert not lines
+    else:
+        (line,) = lines
+        assert named in line and "\n" not in line and "99" not in line  # names the parameter, never echoes its value
+
+
+def test_no_table_caption_says_to_click_a_column_to_sort(app):
+    """Gradio 6.31's tables sort from each column's menu; a caption that says to click a column misleads."""
+    labels = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Dataframe)]
+    sorting = [label for label in labels if "sort" in (label or "")]
+    assert sorting and all("menu" in label and "click a column" not in label for label in sorting), sorting

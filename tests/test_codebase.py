@@ -4,7 +4,12 @@ JavaScript in .js files, few entry points at the package's top, and a README for
 from __future__ import annotations
 
 import ast
+import json
+import re
+import subprocess
 from pathlib import Path
+
+from transformer.explorer.inputs import parse_heads
 
 ROOT = Path(__file__).parent.parent
 EXPLORER = ROOT / "transformer" / "explorer"
@@ -92,3 +97,26 @@ def test_the_packages_top_holds_the_model_and_three_entry_points():
 
 def test_the_readme_is_short_enough_to_read():
     assert len((ROOT / "README.md").read_bytes()) <= MAX_README_BYTES
+
+
+def make_dry_run(*args: str) -> str:
+    """What ``make`` would run for ``args``, every target taken as out of date (``-n -B``: nothing runs)."""
+    return subprocess.run(["make", "-n", "-B", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
+
+
+def test_make_run_installs_only_what_running_needs_and_passes_its_args():
+    run = make_dry_run("run", "ARGS=--port 8123 --share")
+    assert "-r requirements.txt" in run and "requirements-dev" not in run and "requirements-hub" not in run
+    assert "app.py --port 8123 --share" in run
+    install = make_dry_run("test")  # the suite (and .ci/run, which calls it) still gets every extra
+    assert "requirements-dev.txt" in install and "requirements-hub.txt" in install
+
+
+def test_the_readme_knockout_example_names_heads_of_the_bundled_model():
+    config = json.loads((ROOT / "assets" / "model" / "config.json").read_text())
+    readme = (ROOT / "README.md").read_text()
+    examples = [ast.literal_eval(heads) for heads in re.findall(r'", (\[.*?\]), api_name="/knockout"\)', readme)]
+    examples += [heads.split(",") for heads in re.findall(r"heads_off=(L[^`&]+)", readme)]
+    assert len(examples) == 2
+    for heads in examples:  # parse_heads raises InputError for a head the model lacks
+        assert len(parse_heads(heads, config["num_layers"], config["num_heads"])) == len(heads), heads

@@ -17,6 +17,11 @@ mcp = pytest.importorskip("mcp")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
 
 SENTENCE = "a wonderful film , the acting was dull"
+NO_LAYERS_OR_POSITIONS = {
+    "predict",
+    "errors",
+    "behaviour",
+}  # tools that neither take nor answer a layer, head or position
 # gradio's queue summarises its events with pandas after each one; pandas 3 warns about the options it uses
 pytestmark = [
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
@@ -67,9 +72,10 @@ def test_every_public_endpoint_is_a_tool_that_says_how_heads_are_numbered(url):
         "faithfulness",
         "walkthrough",
     } <= described.keys()
+    numbered = "Layers and heads count from 1 and token positions from 0"
     for name, description in described.items():
-        assert "Returns" in description, name
-        assert "count from 1" in description, name
+        assert "Returns: {" in description and ",," not in description, name  # one sentence, not lines joined by ","
+        assert description.count(numbered) == (name not in NO_LAYERS_OR_POSITIONS), name
     assert set(next(t for t in tools if t.name == "head_internals").inputSchema["properties"]) == {
         "text",
         "layer",

@@ -2,14 +2,16 @@
 page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an action, a long text, and the
 colour controls shown only where they change something."""
 
+import dataclasses
 import time
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from app_fixtures import TINY_MAX_LEN
 from conftest import TIMEOUT_MS
 from test_browser import copied_text, wait_for_heatmap_with
 
-from transformer.explorer import analysis
+from transformer.explorer import analysis, link_store
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 FRESH_PAGES = 20
@@ -223,5 +225,107 @@ def test_on_a_touch_screen_a_tap_shows_a_cells_value_and_a_swipe_scrolls_the_pag
         dragmode = "() => document.querySelector('#attention-heatmap .js-plotly-plot')._fullLayout.dragmode"
         assert page.evaluate(dragmode) is False
         assert not page.locator("#attention-heatmap .zoombox").count()  # no zoom box was drawn
+    finally:
+        context.close()
+
+
+def test_gradio_api_page_opens_at_view_api_and_the_address_keeps_it(browser, url):
+    """``view`` names the app's tabs, but ``?view=api`` is Gradio's own API page: the page load leaves it open."""
+    context, page = fresh_page(browser, url, "?view=api")
+    try:
+        page.wait_for_function(SETTLED)
+        wait_for_heatmap_with(page)  # the load drew the default view behind the API page
+        page.locator(".api-docs").wait_for(state="visible")
+        time.sleep(1)  # a late address write would close it
+        assert page.locator(".api-docs").is_visible() and "/predict" in page.locator(".api-docs").text_content()
+        assert "view=api" in page.url
+    finally:
+        context.close()
+
+
+def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_tab(browser, url, app, monkeypatch):
+    """Issue 35: a shared link whose view could not be drawn took the whole page down (default text, "Error"
+    in Prediction and Attention, the first tab). Now only that view says it failed."""
+    parts = next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+    def broken(*_):
+        raise ValueError("yaxis domain[0] = -2.22e-16")
+
+    monkeypatch.setitem(parts.drawings, "rollout", dataclasses.replace(parts.drawings["rollout"], handler=broken))
+    context, page = fresh_page(browser, url, "?text=a+charming+journey&view=rollout&layer=99")
+    try:
+        page.wait_for_function(SETTLED)
+        failure = page.locator("#views .prose.view-failure:visible")
+        failure.wait_for()
+        assert "could not be drawn" in failure.text_content()
+        selected = page.locator('#views button[role="tab"][aria-selected="true"]')
+        assert selected.text_content().strip() == "Rollout"
+        assert page.locator("#sentence textarea").input_value() == "a charming journey"
+        assert "positive" in page.locator("#prediction").text_content()
+        assert page.locator(".toast-body", has_text="layer (not allowed here)").count() == 1  # said, in one line
+        assert "Error" not in page.locator("#prediction").text_content()
+    finally:
+        context.close()
+
+
+def ig_steps_shown(page, steps: int) -> None:
+    """Wait until the Attributions tab shows Integrated Gradients drawn with ``steps`` steps."""
+    page.wait_for_function("(n) => document.querySelector('#views').textContent.includes(`(${n} steps)`)", arg=steps)
+
+
+def test_integrated_gradients_steps_recompute_on_enter_and_arrow_keys_and_the_link_keeps_them(page, url):
+    """Issue 35, item 7: a typed value and Enter, and the arrow keys, used to change nothing until the pointer
+    released the slider, and a link copied then kept the old value."""
+    page.goto(url + "?view=attributions")
+    page.wait_for_function(SETTLED)
+    ig_steps_shown(page, 32)
+    box = page.locator("#ig-steps input[type=number]")
+    box.fill("64")
+    box.press("Enter")
+    ig_steps_shown(page, 64)
+    slider = page.locator("#ig-steps input[type=range]")
+    slider.focus()
+    slider.press("ArrowRight")
+    slider.press("ArrowRight")  # a step is 4
+    ig_steps_shown(page, 72)
+    before = page.evaluate("() => navigator.clipboard.readText()")
+    page.locator("#copy-link").click()
+    key = parse_qs(urlsplit(copied_text(page, before)).query)["link"][0]
+    assert link_store.load_link(key)["steps"] == "72"
+
+
+# Keys that arrive just after the page decided to keep what was typed (page.js keepTyped), before the load's last
+# step is done: the box gets " journey" typed into it then.
+LATE_KEYS = """Object.defineProperty(window, "explorer", {configurable: true, get: () => undefined, set(explorer) {
+    const keepTyped = explorer.keepTyped;
+    explorer.keepTyped = (...args) => {
+        const kept = keepTyped(...args);
+        const box = document.querySelector("#sentence textarea");
+        box.value += " journey";
+        box.dispatchEvent(new Event("input", {bubbles: true}));
+        return kept;
+    };
+    Object.defineProperty(window, "explorer", {value: explorer, writable: true, configurable: true});
+}});"""
+
+
+def test_keys_typed_as_the_load_ends_stay_and_analyze_reads_the_whole_box(browser, url):
+    """Issue 35, item 6: the load decided what the box keeps, then wrote it later, over keys typed meanwhile; then
+    Analyze (no Enter) read the value Gradio last stored, not the box as shown."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    context.add_init_script(LATE_KEYS)
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url, wait_until="commit")
+        box = page.locator("#sentence textarea")
+        box.wait_for(state="attached")
+        box.fill("a dull film")
+        page.wait_for_function(SETTLED)
+        page.wait_for_timeout(500)  # the load's steps have landed
+        assert box.input_value() == "a dull film journey"
+        page.locator("#analyze").click()
+        wait_for_heatmap_with(page, "dull", "film", "journey")
+        assert all(word in page.locator("#tokens").text_content() for word in ("dull", "film", "journey"))
     finally:
         context.close()

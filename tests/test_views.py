@@ -201,3 +201,14 @@ def test_export_files_are_written_once_per_content_and_pruned(tmp_path, monkeypa
     second, third = write_export("b.csv", "x", tmp_path), write_export("c.csv", "y", tmp_path)
     assert not first.exists() and second.exists() and third.exists()
     assert [path.name for path in tmp_path.iterdir() if not path.is_dir()] == []
+
+
+def test_an_error_quotes_the_value_sent_in_plain_quotes_with_its_markup_escaped():
+    """Gradio's toast renders a message as HTML, so markup is escaped; quotes are plain text there and for an API
+    caller, who would read ``got &#x27;3&#x27;``."""
+    with pytest.raises(InputError) as refused:
+        inputs.whole_number("three", "The layer", 1, 2)
+    assert "'three'" in str(refused.value) and "&#" not in str(refused.value)
+    with pytest.raises(InputError) as refused:
+        inputs.parse_heads(["<b>L1</b>"], 2, 2)
+    assert "&lt;b&gt;" in str(refused.value) and "<b>" not in str(refused.value)

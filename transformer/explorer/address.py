@@ -19,6 +19,7 @@ from .views import VIEWS
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
 LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``
 GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]
+GRADIO_VIEWS = ["api", "api-recorder", "settings"]  # ``?view=`` values of Gradio's own pages, never the app's tabs
 
 
 def view_params(views) -> dict[str, list[str]]:

@@ -3,10 +3,13 @@
 Each endpoint is a plain typed function, named as its endpoint (Gradio names an MCP tool after the
 function), whose docstring has "Args:" and "Returns:" sections. Gradio reads the description and, for MCP
 tools, each parameter's; ``serve_endpoints`` also gives the API page each parameter's name and description
-and what the endpoint returns, where ``gr.api`` alone shows "1st", "2nd".
+and what the endpoint returns, where ``gr.api`` alone shows "1st", "2nd" and "Any". The docstring of an
+endpoint whose arguments or answer hold a layer, a head or a token position says how they are numbered.
 """
 
 from __future__ import annotations
+
+import re
 
 import gradio as gr
 from gradio.utils import get_function_description
@@ -17,7 +20,6 @@ from .views import VIEWS
 
 def predict(text: str) -> dict:
     """Classify a text.
-    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to classify (at most 10,000 characters; the model reads its first max_len tokens).
@@ -49,7 +51,7 @@ def endpoints() -> dict:
 def serve_endpoints(demo: gr.Blocks) -> None:
     """Serve ``endpoints()`` from ``demo`` (inside its ``with`` block), each documented from its docstring."""
     for name, fn in endpoints().items():
-        gr.api(fn, api_name=name)
+        gr.api(fn, api_name=name, api_description=description(fn))
         block_fn = next(block_fn for block_fn in demo.fns.values() if block_fn.api_name == name)
         document(block_fn, fn)
 
@@ -65,5 +67,34 @@ def document(block_fn, fn) -> None:
     for component, (name, about) in zip(block_fn.inputs, parameters.items(), strict=True):
         component.label = name
         component._api_info = component._api_info | {"additional_description": about}
-    for component in block_fn.outputs:
-        component._api_info = component._api_info | {"description": " ".join(returns)}
+    answer = " ".join(returns)
+    (component,) = block_fn.outputs
+    component.label = ANSWER_LABEL
+    keys = {key: {} for key in answer_keys(answer)}  # the Python tab shows "dict(tokens: Any, ...)", not "Any"
+    component._api_info = component._api_info | {"type": "object", "properties": keys, "description": answer}
+
+
+ANSWER_LABEL = "answer (a JSON object)"
+
+
+def description(fn) -> str:
+    """What the API page and the MCP tool say of ``fn``: its docstring's description, then its answer.
+
+    Gradio's own MCP description joins the answer's docstring lines with ", ", doubling each comma that ends
+    a line (``"truncated": bool,, "attentions"``); here they are joined by spaces.
+    """
+    about, _, returns = get_function_description(fn)
+    return f"{about} Returns: {' '.join(returns)}"
+
+
+def answer_keys(answer: str) -> list[str]:
+    """The top-level keys of an answer written ``{"tokens", "scores": {"layer", ...}, ...}``, in order."""
+    keys, depth = [], 0
+    for match in re.finditer(r'[{}\[\]]|"(\w+)"', answer):
+        if match[0] in "{[":
+            depth += 1
+        elif match[0] in "}]":
+            depth -= 1
+        elif depth == 1:
+            keys.append(match[1])
+    return list(dict.fromkeys(keys))

@@ -17,6 +17,7 @@ whose extra messages costs the page such a refresh.
 from __future__ import annotations
 
 import functools
+import logging
 from dataclasses import dataclass
 
 import gradio as gr
@@ -25,8 +26,10 @@ from . import scripts
 from .address import GLOBAL_PARAMS, TEXT_PARAMS, URL_PARAMS, VIEW_PARAMS, share_link
 from .page import MAIN_VIEWS, show_text
 from .registry import Drawing, Page
-from .restore import restore_controls, restore_view
+from .restore import restore_controls, restore_view, unrestored
 from .views import VIEWS
+
+LOG = logging.getLogger(__name__)
 
 PRIVATE = {"trigger_mode": "always_last", "api_visibility": "private"}  # the page's events: not an API
 USES_COLOUR_SCALE = {view.id: view.colour_scale for view in VIEWS}
@@ -38,7 +41,8 @@ class PageParts:
     """The page's components that events join, and how a view is drawn from them.
 
     ``restored_text`` is a hidden box for the page load's text (never the sentence box, where the person may
-    be typing); ``current_view`` holds the view on screen; ``tabs`` maps each view's id to its tab and drawing.
+    be typing); ``current_view`` holds the view on screen; ``tabs`` maps each view's id to its tab and drawing;
+    ``failures`` to a hidden line in its tab that says when it could not be drawn.
     """
 
     page: Page
@@ -54,6 +58,7 @@ class PageParts:
     colour_controls: gr.Row
     current_view: gr.Textbox
     tabs: dict[str, tuple[gr.Tab, Drawing]]
+    failures: dict[str, gr.Markdown]
 
     @functools.cached_property
     def drawings(self) -> dict[str, Drawing]:
@@ -93,11 +98,26 @@ class PageParts:
         return {self.colour_controls: gr.update(visible=USES_COLOUR_SCALE.get(view, True))}
 
     def draw_view(self, view: str, values: dict) -> dict:
-        """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is)."""
-        drawing = self.drawings[view]
+        """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is).
+
+        A failure stays in the view: its outputs keep what they show, a line in its tab says it could not be
+        drawn, and the log has the traceback, once. (A ``gr.Error`` is the sender's to read, as Gradio shows it.)
+        """
+        drawing, failure = self.drawings[view], self.failures[view]
         if view in MAIN_VIEWS and values[self.page.result] is None:
-            return {output: gr.skip() for output in drawing.outputs}
-        return drawing.draw(values)
+            return {output: gr.skip() for output in [*drawing.outputs, failure]}
+        try:
+            return drawing.draw(values) | {failure: gr.update(visible=False)}
+        except gr.Error:
+            raise
+        except Exception as error:
+            LOG.exception("The %s view could not be drawn", view)
+            said = f"**This view could not be drawn** ({type(error).__name__}); the rest of the page is unaffected."
+            return {output: gr.skip() for output in drawing.outputs} | {failure: gr.update(value=said, visible=True)}
+
+    def view_outputs(self, view: str) -> list:
+        """What drawing ``view`` writes: its outputs and its failure line."""
+        return [*self.drawings[view].outputs, self.failures[view]]
 
     def open_view(self, view: str, values: dict) -> dict:
         """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
@@ -117,7 +137,7 @@ class PageParts:
     def load_outputs(self) -> list:
         """What the page load writes: ``restored``, every view's controls and outputs, the colour controls' row."""
         controls = [self.url_controls[name] for name in RESTORED_NAMES]
-        outputs = [c for drawing in self.drawings.values() for c in drawing.outputs]
+        outputs = [c for view in self.drawings for c in self.view_outputs(view)]
         return list(dict.fromkeys([*self.restored, *controls, self.colour_controls, *outputs]))
 
     def restore_page(self, request: gr.Request) -> dict:
@@ -138,6 +158,8 @@ class PageParts:
         values |= {control: control.value for control in defaults}  # each view's own text keeps the page's
         for name, value in restore_controls(values.get(self.page.result), request).items():
             values[self.url_controls[name]] = value
+        if lost := unrestored(values.get(self.page.result), request):
+            gr.Warning(lost, title="Not everything in this link was restored")
         view = values[self.current_view]
         drawing = self.drawings[view]
         if view not in MAIN_VIEWS or len(drawing.outputs) > 1 or drawing.controls:  # not drawn by the analysis alone
@@ -177,14 +199,17 @@ def view_events(parts: PageParts) -> None:
         events = PRIVATE | {"queue": view not in MAIN_VIEWS}
         names = GLOBAL_PARAMS + VIEW_PARAMS.get(view, [])
         own_inputs = {parts.current_view, *drawing.inputs}
-        own_outputs = [parts.current_view, parts.colour_controls, *drawing.outputs]
+        own_outputs = [parts.current_view, parts.colour_controls, *parts.view_outputs(view)]
         opened = tab.select(functools.partial(parts.open_view, view), own_inputs, own_outputs, **events)
         opened.success(**write_address(parts, names))
         redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
-        redraw_button.click(functools.partial(parts.draw_view, view), set(drawing.inputs), drawing.outputs, **events)
+        draw = functools.partial(parts.draw_view, view)
+        redraw_button.click(draw, set(drawing.inputs), parts.view_outputs(view), **events)
         changed = list(drawing.redrawn)
         if drawing.triggers:
-            changed.append(gr.on(drawing.triggers, drawing.handler, drawing.inputs, drawing.outputs, **events))
+            on_control = functools.partial(parts.draw_view, view)
+            on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
+            changed.append(gr.on(drawing.triggers, on_control, set(drawing.inputs), parts.view_outputs(view), **events))
         for event in changed:
             event.success(**write_address(parts, names))
 
@@ -204,8 +229,7 @@ def load_page(demo: gr.Blocks, parts: PageParts) -> None:
     loaded = demo.load(
         parts.restore_page, None, parts.load_outputs, api_visibility="private", show_progress_on=parts.spinners
     )
-    typed = [parts.restored_text, parts.text_box]
-    loaded = loaded.then(None, typed, parts.text_box, js=scripts.call("keepTyped", parts.text_box.value))
+    loaded = loaded.then(None, parts.restored_text, None, js=scripts.call("keepTyped", parts.text_box.value))
     every_control = [parts.url_controls[name] for name in URL_PARAMS]
     opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", URL_PARAMS))
     opened.then(None, js=scripts.call("reanalyzeTyped"))

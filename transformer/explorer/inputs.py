@@ -31,7 +31,7 @@ def shown(value, limit: int = 40) -> str:
     Gradio shows error messages as HTML, and a value may be markup or 10,000 characters long.
     """
     text = repr(value)
-    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…")
+    return html.escape(text if len(text) <= limit else text[: limit - 1] + "…", quote=False)  # quotes stay plain text
 
 
 def whole_number(value, name: str, low: int, high: int) -> int:
@@ -126,7 +126,7 @@ def class_index(target: str | None, result: Analysis) -> int:
     if target in (None, "", PREDICTED):
         return int(np.argmax(result.probabilities))
     if target not in result.label_names:
-        names = html.escape(", ".join(result.label_names))
+        names = html.escape(", ".join(result.label_names), quote=False)
         raise InputError(f'Choose a target class from {names} (or "{PREDICTED}"); got {shown(target)}.')
     return result.label_names.index(target)
 

@@ -8,16 +8,18 @@
 
     const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
 
-    // The page load's answer came back: what the sentence box should hold. The load writes its text (the address's,
-    // else the default) into a hidden box, never into the sentence box, so nothing typed while it ran is lost.
-    // The box differs from its `initial` value only when the person changed it (typing, an example): then it
-    // wins, and `explorer.reanalyze` asks `reanalyzeTyped` to draw it, as the load drew the other text.
-    function keepTyped([restored, current], initial) {
+    // The page load's answer came back: the sentence box shows its text unless the person changed it. The load writes
+    // its text (the address's, else the default) into a hidden box, never into the sentence box, and this decides and
+    // writes in one step, in the page: an event's output would land later, over keys typed meanwhile. A changed box
+    // (typing, an example) wins, and `explorer.reanalyze` asks `reanalyzeTyped` to draw it, as the load drew another.
+    function keepTyped([restored], initial) {
         const box = document.querySelector("#sentence textarea, #sentence input");
-        const shown = box ? box.value : current;
-        const typed = shown !== initial;
-        explorer.reanalyze = typed && shown !== restored;
-        return typed ? shown : restored;
+        if (!box) return;
+        const typed = box.value !== initial;
+        explorer.reanalyze = typed && box.value !== restored;
+        if (typed || box.value === restored) return;
+        box.value = restored;
+        box.dispatchEvent(new Event("input", {bubbles: true})); // Gradio's box takes its value from this event
     }
 
     // The load's last step: a text typed while the page loaded is analyzed, since the load drew another one.
@@ -92,16 +94,28 @@
     // page opens on the first tab), whose select event then finds that view current and draws nothing.
     function openAddressView(values, names) {
         explorer.addressRead = true;
+        if (new URL(window.location.href).searchParams.get("view") === "api") return openApiPage();
         const view = setAddress(values, names);
         const tab = [...document.querySelectorAll("#views [data-tab-id]")].find((b) => b.dataset.tabId === view);
         if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
     }
 
-    // Writes the address from `values` (see `writeAddress`) and returns the view they name.
+    // `?view=api` is Gradio's API page. Gradio 6.31 reads it as open but never loads the page; its footer button
+    // toggles it, so pressed twice (closed, then open) it loads and shows it.
+    function openApiPage() {
+        if (document.querySelector(".api-docs")) return;
+        const button = [...document.querySelectorAll("footer button")].find((b) => /\bAPI\b/.test(b.textContent));
+        button?.click();
+        button?.click();
+    }
+
+    // Writes the address from `values` (see `writeAddress`) and returns the view they name. While one of Gradio's
+    // own pages is open (`?view=api`: the API page), the address is Gradio's: rewriting its `view` would close it.
     function setAddress(values, names) {
-        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam} = explorerConfig;
+        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, gradioViews} = explorerConfig;
         const view = values[names.indexOf("view")];
         const url = new URL(window.location.href);
+        if (gradioViews.includes(url.searchParams.get("view"))) return view;
         url.searchParams.delete("deep_link");
         url.searchParams.delete(linkParam);
         for (const name of urlParams) {
@@ -120,11 +134,14 @@
         return view;
     }
 
-    // Before an analysis: its last input, the view to draw, becomes the tab on screen. The page's current view changes
-    // only when a tab's select event comes back from the server, and a tab chosen just before Analyze (the Errors tab
-    // opens a sentence in Attention) is already on screen. `count` is how many of `values` are the event's inputs.
+    // Before an analysis: its first input becomes the box's text as shown, its last (the view to draw) the tab on
+    // screen. The page's current view changes only when a tab's select event comes back from the server, and a tab
+    // chosen just before Analyze (the Errors tab opens a sentence in Attention) is already on screen. `count` is how
+    // many of `values` are the event's inputs.
     function onScreenView(values, count) {
         const inputs = values.slice(0, count);
+        const box = document.querySelector("#sentence textarea, #sentence input");
+        if (box) inputs[0] = box.value; // what the box shows is what is analysed, whatever Gradio last stored
         const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
         const view = explorerConfig.viewOfTitle[tab?.textContent.trim()];
         if (view) inputs[count - 1] = view;
@@ -153,6 +170,29 @@
             setTimeout(() => pick("head", match[2]), 150);
         }, 150);
     }
+
+    // Gradio 6.31 draws a radio or checkbox group as a <fieldset> whose label is a <span>, not a <legend>: the group
+    // has no accessible name, and a screen reader says "2, radio" where the page shows "Layer". Each such group is
+    // named by its label (`aria-labelledby`), a radio group also gets its role. Tabs draw their controls when first
+    // opened, so this runs again after each change to the page, at most once a frame.
+    function nameGroups() {
+        for (const label of document.querySelectorAll('fieldset:not([aria-labelledby]) > [data-testid="block-info"]')) {
+            const group = label.parentElement;
+            label.id ||= `${group.id || "group"}-label-${++nameGroups.count}`;
+            group.setAttribute("aria-labelledby", label.id);
+            if (group.querySelector('input[type="radio"]')) group.setAttribute("role", "radiogroup");
+        }
+    }
+    nameGroups.count = 0;
+    let naming = false;
+    new MutationObserver(() => {
+        if (naming) return;
+        naming = true;
+        requestAnimationFrame(() => {
+            naming = false;
+            nameGroups();
+        });
+    }).observe(document.documentElement, {childList: true, subtree: true});
 
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {

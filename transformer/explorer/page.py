@@ -66,6 +66,7 @@ def script_config() -> dict:
         "textParams": address.TEXT_PARAMS,
         "maxUrlText": address.MAX_URL_TEXT,
         "linkParam": address.LINK_PARAM,
+        "gradioViews": address.GRADIO_VIEWS,
         "redrawId": scripts.REDRAW_ID,
         "viewOfTitle": {view.title: view.id for view in VIEWS},
         "phone": {"phonePx": theme.PHONE_PX, "modebarPx": theme.MODEBAR_PX, "phoneGridLabels": theme.PHONE_GRID_LABELS},

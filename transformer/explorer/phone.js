@@ -16,6 +16,14 @@
       trace.textfont = {...trace.textfont, size: Math.max(6, Math.min(12, Math.floor(cell / 4)))};
     });
   };
+  // The subplots of a grid of small multiples, one per head: heatmaps sharing a colour axis (every head's attention)
+  // or bar charts each on axes of its own (the Head atlas).
+  const smallMultiples = (data) => {
+    const heatmaps = data.filter((trace) => trace.type === "heatmap" && trace.coloraxis);
+    if (heatmaps.length > 2) return heatmaps;
+    const bars = data.filter((trace) => trace.type === "bar");
+    return new Set(bars.map((trace) => trace.xaxis || "x")).size === bars.length ? bars : [];
+  };
   const phone = (data, layout) => {
     const width = window.innerWidth;
     if (width > phonePx || !layout) return layout;
@@ -37,7 +45,7 @@
     for (const name of Object.keys(layout)) {
       if (/^[xy]axis\d*$/.test(name)) layout[name] = {...layout[name], tickfont: {size: 9}, automargin: true};
     }
-    const cells = data.filter((trace) => trace.type === "heatmap" && trace.coloraxis);
+    const cells = smallMultiples(data);
     if (cells.length > 2) {  // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
       const columns = width < 360 ? 1 : 2, rows = Math.ceil(cells.length / columns), gap = 0.04;
       cells.forEach((trace, k) => {

@@ -10,9 +10,10 @@ from __future__ import annotations
 import gradio as gr
 
 from . import readers, runner
-from .address import address
+from .address import GRADIO_VIEWS, LINK_PARAM, address
 from .analysis import Analysis
 from .colour import LEAVE_OUT, SCALES
+from .link_store import load_link
 from .page import FIRST_VIEW, show_text
 from .registry import Reading, head_choices
 from .views import VIEWS, positional_encoding
@@ -62,16 +63,50 @@ def restore_view(
     params = address(request)
     model = runner.get_model()[0].model
     layers, heads = list(range(1, model.num_layers + 1)), [value for _, value in head_choices(model, mean=True)]
-    leave_out_values = [value for _, value in LEAVE_OUT]
+    leave_out_values = [value for _, value in LEAVE_OUT]  # the page's own values are checked against the same
+    read = {name: reader(params.get(name)) for name, reader in page_readers(model).items()}
     text = params.get("text", text if isinstance(text, str) else "")
-    layer = readers.choice(params.get("layer"), layers) or _page_choice(layer, layers, 1)
-    head = readers.choice(params.get("head"), heads) or _page_choice(head, heads, "1")
-    scale = readers.choice(params.get("scale"), SCALES) or _page_choice(scale, SCALES, "global")
-    restored = readers.choices(params.get("leave_out"), leave_out_values)
-    leave_out = _page_choices(leave_out, leave_out_values, []) if restored is None else restored
+    layer = read["layer"] or _page_choice(layer, layers, 1)
+    head = read["head"] or _page_choice(head, heads, "1")
+    scale = read["scale"] or _page_choice(scale, SCALES, "global")
+    leave_out = _page_choices(leave_out, leave_out_values, []) if read["leave_out"] is None else read["leave_out"]
     dims = page_dims(dims, model)
-    view = readers.choice(params.get("view"), VIEW_IDS) or _page_choice(view, VIEW_IDS, FIRST_VIEW)
+    view = read["view"] or _page_choice(view, VIEW_IDS, FIRST_VIEW)
     return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out, view))
+
+
+def page_readers(model) -> dict:
+    """{page address parameter: its reader, ``value -> allowed value or None``} (the text needs none)."""
+    layers, heads = list(range(1, model.num_layers + 1)), [value for _, value in head_choices(model, mean=True)]
+    leave_out_values = [value for _, value in LEAVE_OUT]
+    return {
+        "layer": lambda value: readers.choice(value, layers),
+        "head": lambda value: readers.choice(value, heads),
+        "scale": lambda value: readers.choice(value, SCALES),
+        "leave_out": lambda value: readers.choices(value, leave_out_values),
+        "view": lambda value: readers.choice(value, VIEW_IDS),
+    }
+
+
+def unrestored(result: Analysis | None, request: gr.Request | None) -> str:
+    """One line naming what the address asked for that the page could not restore ("" when nothing): an
+    unknown or expired ``?link=``, and each parameter whose value is not allowed (named, never echoed).
+    Gradio's own ``?view=api`` is not the app's to read."""
+    sent = dict(request.query_params) if request is not None else {}
+    params = address(request)
+    model = runner.get_model()[0].model
+    reading = Reading(model, len(result.tokens) if result is not None else 0)
+    read = {name: read for view in VIEWS for name, read in view.params.items()}
+    read |= {name: lambda value, _, reader=reader: reader(value) for name, reader in page_readers(model).items()}
+    names = [name for name, value in params.items() if name in read and read[name](value, reading) is None]
+    names = [name for name in names if not (name == "view" and params[name] in GRADIO_VIEWS)]
+    lost = (
+        ["the shared link (unknown or expired)"] if LINK_PARAM in sent and load_link(sent[LINK_PARAM]) is None else []
+    )
+    lost += [f"{', '.join(names)} (not allowed here)"] if names else []
+    return (
+        f"This link's {' and '.join(lost)} could not be restored; the page shows the defaults instead." if lost else ""
+    )
 
 
 def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:

@@ -38,11 +38,15 @@ _TABS = f"""
 @media (max-width: {PHONE_PX}px) {{
   #views button[role="tab"] {{ min-height: 44px; height: auto; padding: 0 10px; }}
 }}
+.gradio-container input:is([type="radio"], [type="checkbox"]):focus-visible {{
+  outline: 3px solid var(--body-text-color); outline-offset: 2px; }}  /* Gradio's own ring is faint */
 #copy-link-field {{ margin-top: 6px; padding: 6px 8px; font-size: 0.85em; border: 1px solid var(--border-color-primary);
   border-radius: var(--radius-sm); background: var(--input-background-fill); color: var(--body-text-color); }}
 """
 # Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
+# A view's own HTML table (Head knockout, Token perturbation, Compare, faithfulness, Behaviour) is its own scroll box.
 _TABLES = """
+#views .prose table { display: block; max-width: 100%; overflow-x: auto; }
 #atlas-table .table-container { overflow-x: auto; }
 #atlas-table .virtual-table-viewport { max-width: 100%; overflow-x: auto; }
 :is(#atlas-table, #errors-table) thead :is(th, th *) { word-break: normal; overflow-wrap: normal; }

@@ -352,7 +352,7 @@ def layout(page: Page) -> Drawing:
         show_attributions,
         [page.result, target, steps, baseline, outputs[-1], removal],
         outputs,
-        [target.input, steps.release, baseline.input, removal.input],
+        [target.input, steps.input, baseline.input, removal.input],  # input: Enter, arrow keys, drags (always last)
         {"target": target, "steps": steps, "baseline": baseline, "removal": removal},
     )
 

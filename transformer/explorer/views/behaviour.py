@@ -234,7 +234,6 @@ def behaviour(
 ) -> dict:
     """The behavioural suite's results for the explorer's model: failure rates with counts per capability and per
     test, and the failing cases (run on first use when no behaviour.json was made for these weights).
-    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         part: "all", "selection" or "test" (the part a recipe is reported on), for the failing cases.
@@ -287,7 +286,7 @@ def layout(page: Page) -> Drawing:
         interactive=False,
         wrap=True,
         column_widths=COLUMN_WIDTHS,
-        label="Failing cases, one row per text (click a column to sort, a text to open it)",
+        label="Failing cases, one row per text (sort from a column's menu; click a text to open it)",
         elem_id="behaviour-table",
     )
     with gr.Row():

@@ -119,7 +119,6 @@ def picked_text(event: gr.SelectData) -> str:
 def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100) -> dict:
     """The bundled dev sets' sentences the explorer's model gets wrong, most confident first (computed on first use
     when no errors.json was made for these weights and the data folder is at hand).
-    Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         set: "all" or one dev set ("sst2", "yelp", "pros_cons", "tweets").

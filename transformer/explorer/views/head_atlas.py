@@ -173,7 +173,7 @@ def layout(page: Page) -> Drawing:
         datatype=["str", "str", *["number"] * (len(COLUMNS) - 3), "str"],
         interactive=False,
         wrap=True,  # the long last column wraps; the table scrolls sideways inside itself if still too wide
-        label="Every head (click a column to sort, a row to open the head)",
+        label="Every head (sort from a column's menu; click a row to open the head)",
         elem_id="atlas-table",
     )
     clicked = gr.Textbox(visible=False, elem_id="atlas-clicked")

@@ -1,0 +1,111 @@
+"""The page on a phone (390 × 844) in Chromium, every tab after the clicks that fill its tables (issue 35, item 4):
+each table fits the width or scrolls inside a box of its own that does, and the page never scrolls sideways; the
+Head atlas's grid goes to two columns, its titles apart."""
+
+import json
+
+import pytest
+from conftest import TIMEOUT_MS
+
+from transformer.explain.atlas import BEHAVIOURS
+from transformer.explorer.views.head_atlas import atlas_figure
+
+pytestmark = pytest.mark.browser
+SETTLED = "() => window.explorer?.addressRead === true"
+
+# Every table and figure shown in the views that reaches past the page's width, unless inside a box of its own that
+# scrolls sideways (overflow auto or scroll) and itself fits; and how wide the document is.
+CUT_OFF = """() => {
+    const width = document.documentElement.clientWidth;
+    const scrolls = (e) => ["auto", "scroll"].includes(getComputedStyle(e).overflowX);
+    const cut = [];
+    for (const e of document.querySelectorAll("#views :is(table, .table-container, .js-plotly-plot, .prose)")) {
+        if (!e.offsetParent) continue;
+        let box = e;
+        while (box && box !== document.body && !scrolls(box)) box = box.parentElement;
+        const scroller = box && box !== document.body ? box : null;
+        const right = (scroller || e).getBoundingClientRect().right;
+        const name = `${e.tagName}.${String(e.className).slice(0, 40)}`;
+        if (right > width + 1) cut.push(`${name} reaches ${Math.round(right)}`);
+    }
+    return {cut, documentWidth: document.documentElement.scrollWidth, width};
+}"""
+
+
+def fill_tables(page, view: str) -> None:
+    """The clicks after which ``view``'s tables hold their rows (the others are filled when the tab opens)."""
+    if view == "knockout":
+        page.locator("#views label", has_text="L1 H1").first.click()
+    tables = {  # the HTML tables each view draws (Behaviour's per-capability tables among them)
+        "knockout": "#knockout-summary table",
+        "perturb": "#perturb-summary table",
+        "compare": "#compare-summary table",
+        "behaviour": "#behaviour-summary table, #behaviour-figures table",
+    }
+    if view in tables:
+        page.wait_for_function("(selector) => document.querySelector(selector)?.offsetParent", arg=tables[view])
+
+
+def test_on_a_phone_every_table_fits_or_scrolls_in_its_own_box(browser, url):
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function(SETTLED)
+        views = page.evaluate("() => [...document.querySelectorAll('#views [data-tab-id]')].map(b => b.dataset.tabId)")
+        cut = {}
+        for view in views:
+            page.locator(f'#views [data-tab-id="{view}"]').click()
+            page.wait_for_timeout(2000)  # drawn
+            fill_tables(page, view)
+            shown = page.evaluate(CUT_OFF)
+            assert shown["documentWidth"] <= shown["width"], view  # the page itself never scrolls sideways
+            if shown["cut"]:
+                cut[view] = shown["cut"]
+        assert not cut, cut
+    finally:
+        context.close()
+
+
+def atlas(layers: int, heads: int) -> dict:
+    """A made-up head atlas with what ``atlas_figure`` reads: each head's role and mean weight per behaviour."""
+    rows = [
+        {"layer": layer, "head": head, "role": "mixed", **{name: 0.1 * (k + 1) for k, name in enumerate(BEHAVIOURS)}}
+        for layer in range(1, layers + 1)
+        for head in range(1, heads + 1)
+    ]
+    return {"num_layers": layers, "num_heads": heads, "heads": rows}
+
+
+# Plotly.react a figure into a new element of the page (phone.js lays it out, as for every figure Gradio draws);
+# then how many columns its subplots take and how many pairs of its subplot titles overlap.
+DRAW_GRID = """async (figure) => {
+    const gd = document.createElement("div");
+    document.body.prepend(gd);
+    await Plotly.react(gd, figure.data, figure.layout);
+    const axes = Object.keys(gd._fullLayout).filter((key) => /^xaxis\\d*$/.test(key));
+    const columns = new Set(axes.map((key) => gd._fullLayout[key].domain[0].toFixed(3))).size;
+    const boxes = [...gd.querySelectorAll(".annotation")].map((title) => title.getBoundingClientRect());
+    let overlaps = 0;
+    boxes.forEach((a, i) => boxes.slice(i + 1).forEach((b) => {
+        overlaps += a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+    }));
+    gd.remove();
+    return {columns, titles: boxes.length, overlaps};
+}"""
+
+
+@pytest.mark.parametrize(("width", "columns"), [(390, 2), (1280, 4)], ids=["phone", "desktop"])
+def test_the_head_atlas_grid_goes_to_two_columns_on_a_phone_and_its_titles_never_overlap(browser, url, width, columns):
+    figure = json.loads(atlas_figure(atlas(2, 4)).to_json())
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.Plotly")  # Gradio loads plotly for the first figure it draws
+        drawn = page.evaluate(DRAW_GRID, figure)
+        assert drawn == {"columns": columns, "titles": 8, "overlaps": 0}
+    finally:
+        context.close()
