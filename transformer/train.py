@@ -41,7 +41,7 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from .behaviour import build_suite, run_suite, summarise
-from .classifier import TransformerClassifier
+from .classifier import HEAD_ACTIVATIONS, TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.data import LABEL_NAMES, read_labelled
 from .training.loop import Checkpoints, Schedule
@@ -106,9 +106,18 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--d-model", type=int, default=128, help="embedding and hidden size")
     model.add_argument("--num-heads", type=int, default=4, help="attention heads per layer")
     model.add_argument("--num-layers", type=int, default=2, help="encoder blocks")
-    model.add_argument("--d-ff", type=int, default=256, help="feed-forward inner size")
-    model.add_argument("--max-len", type=int, default=128, help="longest input in tokens; reviews are chunked")
+    model.add_argument("--d-ff", type=int, default=512, help="feed-forward inner size (the tutorial's 4 × d_model)")
+    model.add_argument("--max-len", type=int, default=256, help="longest input in tokens; reviews are chunked")
     model.add_argument("--dropout", type=float, default=0.1, help="dropout everywhere in the model")
+    model.add_argument(
+        "--embedding-scale", action="store_true", help="multiply the embedding lookup by √D (off in the tutorial)"
+    )
+    model.add_argument(
+        "--head-activation",
+        choices=sorted(HEAD_ACTIVATIONS),
+        default="relu",
+        help="the classifier head's non-linearity",
+    )
 
     pretraining = parser.add_argument_group("masked-language-model pre-training")
     pretraining.add_argument("--pretrain-epochs", type=int, default=0, help="epochs (0 = no pre-training)")
@@ -168,9 +177,13 @@ def build_model(args: argparse.Namespace, vocab_size: int, seed: int) -> Transfo
         dropout=args.dropout,
         pad_token_id=PAD_ID,
         label_names=LABEL_NAMES,
+        embedding_scale=args.embedding_scale,
+        head_activation=args.head_activation,
     )
-    with torch.no_grad():  # scaled by √D in the model, so the embeddings start at the positional encoding's size
-        nn.init.normal_(model.embedding.weight, std=args.d_model**-0.5)
+    # Rows of about unit size per coordinate, as the positional encoding's, whether or not the model scales them.
+    std = args.d_model**-0.5 if args.embedding_scale else 1.0
+    with torch.no_grad():
+        nn.init.normal_(model.embedding.weight, std=std)
         model.embedding.weight[PAD_ID].zero_()
     return model
 

@@ -75,9 +75,10 @@ probabilities averaged. The held-out IMDB reviews are the first {imdb_dev_rows} 
 
 ## Architecture
 
-WordPiece tokens ({vocab_size} entries) → embedding (scaled by √d) + sinusoidal positions →
+WordPiece tokens ({vocab_size} entries) → embedding{scaled} + sinusoidal positions →
 {num_layers} Pre-LN encoder blocks (d_model {d_model}, {num_heads} heads, feed-forward {d_ff}, GELU,
-dropout {dropout}) → LayerNorm → mean over the real tokens → MLP head → {labels}.
+dropout {dropout}) → LayerNorm → mean over the real tokens → head (Linear → {activation} → Dropout → Linear)
+→ {labels}.
 {parameters:,} parameters. Inputs longer than {max_len} tokens are cut (the app) or chunked (evaluation).
 
 The tokenizer's normaliser (saved in `tokenizer.json`) maps raw text, SST's treebank style and Yelp's
@@ -246,6 +247,8 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
     counts, arguments = metrics["train_examples"], metrics["arguments"]
     body = BODY.format(
         **{k: config[k] for k in ("vocab_size", "num_layers", "d_model", "num_heads", "d_ff", "dropout", "max_len")},
+        scaled=" (scaled by √d)" if model.embedding_scale else "",
+        activation=model.head_activation.upper() if model.head_activation == "gelu" else "ReLU",
         labels=" / ".join(model.label_names),
         label_ids=", ".join(f"{i} = {name}" for i, name in enumerate(model.label_names)),
         parameters=sum(p.numel() for p in model.parameters()),
