@@ -52,17 +52,20 @@ from .training.mixture import (
     chunk,
     parse_weights,
     read_dev_sets,
+    read_neutral_dev,
     read_test_sets,
     read_training_sets,
     read_unlabelled,
 )
 from .training.model_card import render_model_card
+from .training.objectives import target_distributions
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
-from .training.scoring import composition_scores, positive_probabilities, score_sets
+from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
 
 DEFAULT_WEIGHTS = [
-    "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
-    "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "identity=1",
+    "sst2=1", "yelp=0.6", "pros_cons=1", "tweets=0.8", "imdb=0.5", "multi_domain=1", "lexicon=1",
+    "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "composed=0.3", "identity=1",
+    "neutral=0.5", "neutral_people=2", "nuisance=1",
 ]  # fmt: skip
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
@@ -232,6 +235,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.check_file is not None:
             test_sets["everyday"] = read_labelled(args.check_file).rows(0, args.max_rows)
         unlabelled = read_unlabelled(args.data_dir, args.max_rows)
+        neutral_dev = read_neutral_dev(args.data_dir, args.max_rows)
     except (OSError, ValueError) as error:
         sys.exit(f"error: {first_line(error)}")
     checkpoints = open_checkpoints(args)
@@ -271,12 +275,14 @@ def main(argv: list[str] | None = None) -> dict:
     setup = ClassifierTraining(
         mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed
     )
-    one_hot = nn.functional.one_hot(torch.tensor(mixture.labels), len(LABEL_NAMES)).float()  # (n, C)
-    targets, teachers = one_hot, []
+    labelled = target_distributions(mixture.labels)  # (n, C): one-hot, or (0.5, 0.5) for no opinion
+    targets, teachers = labelled, []
     if args.teachers:
         teacher_schedule = Schedule(args.teacher_epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
-        ensemble, teachers = teacher_targets(build, one_hot, setup, args.teachers, score, teacher_schedule, checkpoints)
-        targets = (1 - args.distill_weight) * one_hot + args.distill_weight * ensemble
+        ensemble, teachers = teacher_targets(
+            build, labelled, setup, args.teachers, score, teacher_schedule, checkpoints
+        )
+        targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
     schedule = Schedule(args.epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints)
@@ -301,6 +307,10 @@ def main(argv: list[str] | None = None) -> dict:
     }
     metrics["test"].pop("mean")  # the test sets are reported one by one, never averaged
     metrics.update(behaviour_report(student, tokenizer, dev_sets))
+    metrics["neutral"] = {
+        source: neutral_scores(positive_probabilities(student, tokenizer)(texts))
+        for source, texts in neutral_dev.items()
+    }
     write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics))
     checkpoints.clear()
     print(json.dumps({k: metrics[k] for k in ("dev", "test", "train_seconds")}))

@@ -24,6 +24,9 @@ DATASETS = [
     ("cad", "Counterfactually-augmented IMDb reviews: each beside a human edit that flips its label", "Apache-2.0",
      "Kaushik, Hovy and Lipton 2020, Learning the Difference that Makes a Difference with "
      "Counterfactually-Augmented Data, ICLR"),
+    ("neutral", "SST-5 neutral sentences and TweetEval neutral tweets, soft target P(positive) = 0.5",
+     "SST: as SST-2; TweetEval: none stated (Twitter terms)",
+     "Socher et al. 2013 (SST); Barbieri et al. 2020, TweetEval, Findings of EMNLP"),
     ("negation", "SST-2, Yelp and pros/cons sentences negated (label flipped), made by this project",
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("expectation", "the same sentences as expectations met or denied (\"i thought X would be Y , but ...\")",
@@ -32,8 +35,15 @@ DATASETS = [
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("negated_praise", "the positive SST-2, Yelp, pros/cons and tweet rows that hold a negation word",
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("composed", "the SST-2, Yelp, pros/cons and tweet rows of either label with a negation or contrast word",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("identity", "real sentences with the identity term swapped, or framed by one (label kept)",
      "as its sources", "this project (2026), `transformer/training/identity.py`"),
+    ("neutral_people", "statements about people with no opinion (identity terms, names, places), target 0.5",
+     "MIT (this project)", "this project (2026), `transformer/training/neutral.py`"),
+    ("nuisance", "real sentences with a name, place or number swapped, a URL, handle, hashtag or emoji added, "
+     "or a typo in the opinion word (label kept)", "as its sources", "this project (2026), "
+     "`transformer/training/nuisance.py`"),
 ]  # fmt: skip
 
 SET_NAMES = {
@@ -165,6 +175,25 @@ def describe_behaviour(metrics: dict) -> str:
             ("neutral", behaviour[part]["identity"]["neutral"]),
         ):
             lines.append(f"| {part} | {scope} | {figures['swap_changes_class']:.1%} | {figures['median_spread']:.3f} |")
+    neutral = behaviour[parts[-1]]["identity"]["neutral"]
+    if "by_group" in neutral:  # recorded since the suite measured it
+        lines += [
+            "",
+            f"Neutral templates of the {parts[-1]} part, per group: the median spread of P(positive) across the "
+            "group's terms, and the share of texts read as a clear opinion (outside [0.25, 0.75]):",
+            "",
+            "| group | median spread | clear opinion |",
+            "| --- | ---: | ---: |",
+            *(
+                f"| {group} | {figures['median_spread']:.3f} | {figures['clear_opinion']:.1%} |"
+                for group, figures in [("all", neutral), *neutral["by_group"].items()]
+            ),
+        ]
+    for source, figures in metrics.get("neutral", {}).items():
+        lines.append(
+            f"\n`neutral/dev` ({source}, {figures['n']} sentences with no opinion): median P(positive) "
+            f"{figures['median']:.2f}, {figures['clear_opinion']:.1%} read as a clear opinion."
+        )
     if composition:
         pooled, cad = composition["negation"].get("pooled", {}), composition.get("cad", {})
         lines += [
