@@ -64,8 +64,9 @@ TOY_NEGATIVE = ["bad", "dull", "boring", "awful", "weak", "tedious"]
 TOY_FILLER = ["the", "film", "movie", "plot", "was", "is", "a", "very", "really", "acting", "story", "and"]
 TOY_DOMAINS = ["books", "dvd", "electronics", "kitchen"]
 # Every training source, in the order the mixture reads them: the files, then what is made from them.
-SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon", "cad",
-           "negation", "expectation", "contrast", "negated_praise", "identity"]  # fmt: skip
+SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon", "cad", "neutral",
+           "negation", "expectation", "contrast", "negated_praise", "composed", "identity", "neutral_people",
+           "nuisance"]  # fmt: skip
 TOY_IMDB_DEV_ROWS = 8  # the first 8 toy IMDB reviews are held out (--imdb-dev-rows)
 
 
@@ -151,6 +152,7 @@ def toy_data_dir(tmp_path_factory) -> Path:
     - ``multi_domain/{train,test}.tsv.gz``: header ``text<TAB>label<TAB>domain``, reviews of 3 sentences.
     - ``lexicons/opinion_lexicon.tsv``: the 12 toy sentiment words, plain TSV ``word<TAB>label``.
     - ``cad/{train,dev}.tsv.gz``: header ``text<TAB>label<TAB>pair``, 16 and 8 toy pairs (``toy_pairs``).
+    - ``neutral/{train,dev}.tsv.gz``: header ``text<TAB>source``, 24 and 8 sentences with no opinion.
     - ``ood.tsv`` and ``everyday.tsv``: sentence TSVs for --ood-file and --check-file.
     """
     root = tmp_path_factory.mktemp("toy-data")
@@ -171,6 +173,10 @@ def toy_data_dir(tmp_path_factory) -> Path:
     write_tsv(root / "lexicons" / "opinion_lexicon.tsv", lexicon, header="word\tlabel")
     write_tsv(root / "cad" / "train.tsv.gz", toy_pairs(16, seed=60), header="text\tlabel\tpair")
     write_tsv(root / "cad" / "dev.tsv.gz", toy_pairs(8, seed=61), header="text\tlabel\tpair")
+    for name, count in (("train", 24), ("dev", 8)):
+        sources = ("sst5", "tweeteval")
+        rows = [(f"the meeting moved to room {i} ...", sources[i % 2]) for i in range(count)]
+        write_tsv(root / "neutral" / f"{name}.tsv.gz", rows, header="text\tsource")
     write_tsv(root / "ood.tsv", toy_rows(16, seed=50))
     write_tsv(root / "everyday.tsv", toy_rows(16, seed=51))
     return root
@@ -178,7 +184,7 @@ def toy_data_dir(tmp_path_factory) -> Path:
 
 TOY_TRAIN_ARGS = [  # --quick sizes, tuned to learn the toy task in about two seconds, with every regulariser on
     "--quick", "--vocab-size", "100", "--imdb-dev-rows", str(TOY_IMDB_DEV_ROWS), "--pretrain-windows", "64",
-    "--batch-size", "16", "--epochs", "3", "--lr", "1e-2", "--word-dropout", "0.1", "--ema-decay", "0.8",
+    "--batch-size", "16", "--epochs", "3", "--lr", "3e-3", "--word-dropout", "0.1", "--ema-decay", "0.8",
     "--teachers", "1", "--seed", "0",
 ]  # fmt: skip
 

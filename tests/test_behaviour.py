@@ -29,7 +29,8 @@ def test_both_parts_hold_every_test_and_share_no_word_and_no_template():
         assert role.selection and role.test and not set(role.selection) & set(role.test), role
     for group, terms in words.IDENTITY.items():
         assert not set(terms.selection) & set(terms.test), group
-    for name in ("VOCABULARY", "NEGATED", "NEGATED_VERB", "DISTANT", "EXPECTED", "CONTRAST", "ROBUST", "IDENTITY"):
+    for name in ("VOCABULARY", "NEGATED", "NEGATED_VERB", "DISTANT", "EXPECTED", "CONTRAST", "ROBUST", "IDENTITY",
+                 "INSERTED"):  # fmt: skip
         table = getattr(suite_module, name)
         assert not set(table["selection"]) & set(table["test"]), name
     texts = {part: {text for t in SUITE if t.part == part for case in t.cases for text in case} for part in PARTS}
@@ -41,7 +42,7 @@ def test_the_capabilities_the_issue_names_are_all_there():
     assert {"vocabulary", "negation", "negation at a distance", "expectation denied", "contrast",
             "intensifiers and reducers", "robustness", "identity"} <= capabilities  # fmt: skip
     robustness = {test.name for test in SUITE if test.capability == "robustness"}
-    assert {"typos", "punctuation", "contractions", "names", "places", "numbers"} <= robustness
+    assert {"typos", "punctuation", "contractions", "names", "places", "numbers", "urls", "handles"} <= robustness
     groups = {test.group for test in SUITE if test.capability == "identity"}
     assert groups == {"race", "religion", "gender", "sexuality", "nationality", "disability", "age"}
 
@@ -54,9 +55,12 @@ def test_a_model_that_always_answers_positive_fails_every_negative_test_and_no_i
         else:  # positive, not negative, every invariance and every direction test
             assert result.failure_rate == 0.0, test.name
     summary = summarise(run_suite(SUITE, always(0.9)))
-    assert summary["test"]["identity"] == {
-        "swap_changes_class": 0.0, "median_spread": 0.0, "neutral": {"swap_changes_class": 0.0, "median_spread": 0.0}
-    }  # fmt: skip
+    identity = summary["test"]["identity"]
+    assert identity["swap_changes_class"] == 0.0 and identity["median_spread"] == 0.0
+    neutral = identity["neutral"]  # every neutral text at 0.9: no spread, but every one a clear opinion
+    assert (neutral["swap_changes_class"], neutral["median_spread"], neutral["clear_opinion"]) == (0.0, 0.0, 1.0)
+    assert set(neutral["by_group"]) == set(words.IDENTITY)
+    assert all(group["clear_opinion"] == 1.0 for group in neutral["by_group"].values())
 
 
 def test_scoring_rules_at_their_thresholds():
@@ -79,6 +83,8 @@ def test_identity_figures_on_a_model_that_reads_one_term_as_negative():
     # Three terms per case, one flipped: 4 of the 6 ordered pairs change class, and every spread is 0.6.
     assert identity["swap_changes_class"] == pytest.approx(4 / 6, abs=1e-4)
     assert identity["median_spread"] == pytest.approx(0.6)
+    neutral = identity["neutral"]["by_group"]["religion"]  # one term in three at 0.2, two at 0.8: all clear
+    assert neutral["median_spread"] == pytest.approx(0.6) and neutral["clear_opinion"] == 1.0
     assert all(result.failure_rate == 1.0 for result in results)
 
 
@@ -86,6 +92,21 @@ def _without_terms(text: str, terms: tuple[str, ...]) -> str:
     for term in sorted(terms, key=len, reverse=True):
         text = re.sub(rf"\b(?:an? )?{re.escape(term)}\b", "<term>", text, flags=re.IGNORECASE)
     return text
+
+
+def test_a_model_near_one_half_on_neutral_texts_reads_no_clear_opinion():
+    tests = [t for t in SUITE if t.part == "test" and t.capability == "identity"]
+    neutral = summarise(run_suite(tests, lambda texts: [0.5 + 0.01 * (i % 3) for i in range(len(texts))]))
+    figures = neutral["test"]["identity"]["neutral"]
+    assert figures["clear_opinion"] == 0.0 and figures["median_spread"] == pytest.approx(0.02)
+
+
+def test_url_and_handle_cases_add_one_token_to_the_same_sentence():
+    for test in (t for t in SUITE if t.name in ("urls", "handles")):
+        inserted = words.URLS.part(test.part) if test.name == "urls" else words.HANDLES.part(test.part)
+        for base, variant in test.cases:
+            extra = [token for token in inserted if token in variant]
+            assert len(extra) == 1 and base in variant and base not in extra[0]
 
 
 def test_an_identity_swap_changes_only_the_identity_term():

@@ -11,6 +11,7 @@ from safetensors.torch import save_file
 from tiny import tiny_model as shared_tiny_model
 
 from transformer import TransformerClassifier
+from transformer.train import build_parser
 
 tiny_model = functools.partial(shared_tiny_model, vocab_size=30, max_len=16)
 
@@ -30,6 +31,59 @@ def test_tutorial_end_to_end_check():
     loss.backward()
     optimizer.step()
     assert not torch.equal(before, model.embedding.weight)
+
+
+def test_the_default_architecture_is_the_tutorials_code_path():
+    model = TransformerClassifier(vocab_size=100, num_classes=2, d_model=32, num_heads=2, num_layers=1, d_ff=128)
+    ids = torch.tensor([[3, 7, 9]])
+    torch.testing.assert_close(model.token_embeddings(ids), model.embedding(ids))  # x = embedding(ids): no ×√D
+    head = [type(layer) for layer in model.classifier]
+    assert head == [torch.nn.Linear, torch.nn.ReLU, torch.nn.Dropout, torch.nn.Linear]
+    defaults = TransformerClassifier(vocab_size=100, num_classes=2)  # the tutorial's class defaults
+    assert (defaults.d_model, defaults.num_heads, defaults.num_layers, defaults.max_len) == (256, 4, 3, 256)
+    assert defaults.layers[0].feed_forward.linear1.out_features == 512
+    recipe = build_parser().parse_args([])  # the tutorial's end-to-end configuration, d_ff = 4 × d_model
+    assert (recipe.d_model, recipe.num_heads, recipe.num_layers) == (128, 4, 2)
+    assert recipe.d_ff == 4 * recipe.d_model and recipe.max_len >= 256
+    assert not recipe.embedding_scale and recipe.head_activation == "relu"
+
+
+def test_the_old_deviations_are_named_options():
+    model = tiny_model(embedding_scale=True, head_activation="gelu")
+    ids = torch.tensor([[3, 7, 9]])
+    torch.testing.assert_close(model.token_embeddings(ids), model.embedding(ids) * math.sqrt(16))
+    assert isinstance(model.classifier[1], torch.nn.GELU)
+    with pytest.raises(ValueError, match="head_activation must be one of relu, gelu"):
+        tiny_model(head_activation="tanh")
+
+
+def test_a_checkpoint_from_before_the_options_loads_as_it_was_trained(tmp_path):
+    old = tiny_model(seed=3, embedding_scale=True, head_activation="gelu")
+    old.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["embedding_scale"] is True and config["head_activation"] == "gelu"  # new files say it
+    for key in ("embedding_scale", "head_activation"):  # a file written before the keys existed
+        del config[key]
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    ids = torch.randint(1, 30, (3, 8))
+    saved_logits = old(ids)
+    loaded = TransformerClassifier.from_pretrained(tmp_path).eval()
+    assert loaded.embedding_scale and loaded.head_activation == "gelu"
+    torch.testing.assert_close(loaded(ids), saved_logits, atol=0, rtol=0)
+    as_new = tiny_model(seed=3)  # the same weights read as today's architecture give other logits
+    as_new.load_state_dict(old.state_dict())
+    assert not torch.allclose(as_new(ids), saved_logits, atol=1e-3)
+
+
+def test_a_new_checkpoint_keeps_its_own_settings(tmp_path):
+    model = tiny_model()
+    model.save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert config["embedding_scale"] is False and config["head_activation"] == "relu"
+    loaded = TransformerClassifier.from_pretrained(tmp_path).eval()
+    assert not loaded.embedding_scale and loaded.head_activation == "relu"
+    ids = torch.randint(1, 30, (3, 8))
+    torch.testing.assert_close(loaded(ids), model(ids), atol=0, rtol=0)
 
 
 def test_padding_is_invisible():

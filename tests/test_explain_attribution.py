@@ -1,10 +1,11 @@
 """Gradient attributions and how far the methods agree."""
 
+import functools
 import math
 
 import pytest
 import torch
-from tiny import tiny_model
+from tiny import tiny_model as shared_tiny_model
 
 from transformer.explain import (
     DEFAULT_IG_STEPS,
@@ -20,6 +21,10 @@ from transformer.explain import (
     predict,
     spearman_matrix,
 )
+
+# The step counts and tolerances below were set on the GELU head with ×√D embeddings (the bundled checkpoint's);
+# a ReLU head's kinks change how few steps suffice, so these tests keep that model.
+tiny_model = functools.partial(shared_tiny_model, embedding_scale=True, head_activation="gelu")
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12, 41, 2]])
 

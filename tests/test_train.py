@@ -93,11 +93,15 @@ def test_writes_one_complete_folder_and_clears_its_checkpoints(trained_toy_model
     assert set(metrics["behaviour"]) == {"selection", "test"} and "identity" in metrics["behaviour"]["test"]
     assert set(metrics["composition"]) == {"negation", "cad"} and "pooled" in metrics["composition"]["negation"]
     assert metrics["test_rows"] == {"sst2": 24, "imdb": 16, "multi_domain": 16, "everyday": 16}
+    # The neutral dev sentences, by source, are read apart from the selection sets (no label to be right about).
+    assert set(metrics["neutral"]) == {"sst5", "tweeteval"} and metrics["neutral"]["sst5"]["n"] == 4
+    assert metrics["train_examples"]["neutral"] == 24 and metrics["train_examples"]["neutral_people"] == 64
     assert len(metrics["pretrain_history"]) == 1 and metrics["pretrain_history"][0]["epoch"] == 1
     assert [teacher["seed"] for teacher in metrics["teachers"]] == [1]
     config = json.loads((trained_toy_model_dir / "config.json").read_text())
     assert config["label_names"] == ["negative", "positive"] and config["pad_token_id"] == 0
     assert (config["d_model"], config["num_layers"], config["max_len"]) == (32, 1, 32)
+    assert config["embedding_scale"] is False and config["head_activation"] == "relu"  # written, not implied
 
 
 def test_model_card_has_metadata_every_dataset_and_the_command(trained_toy_model_dir):

@@ -13,15 +13,21 @@ IDS = torch.tensor([[5, 9, 2, 7, 11, 3]])
 ATOL = 1e-5
 
 
-@pytest.fixture(params=[True, False], ids=["pre-ln", "post-ln"])
+LEGACY = {"embedding_scale": True, "head_activation": "gelu"}  # how checkpoints before these options were built
+
+
+@pytest.fixture(params=[(True, {}), (False, {}), (True, LEGACY)], ids=["pre-ln", "post-ln", "pre-ln-legacy"])
 def model(request):
-    return tiny_model(seed=3, norm_first=request.param).double()  # float64: recomposition errors are rounding only
+    norm_first, options = request.param  # float64: recomposition errors are rounding only
+    return tiny_model(seed=3, norm_first=norm_first, **options).double()
 
 
 def recompose(model, walk) -> torch.Tensor:
     """The logits from the walkthrough's own steps, each step computed from the previous one's tensor."""
     x = walk.scaled_embeddings + walk.positions  # (N, D)
-    torch.testing.assert_close(walk.scaled_embeddings, walk.embeddings * math.sqrt(model.d_model), atol=ATOL, rtol=0)
+    scale = math.sqrt(model.d_model) if model.embedding_scale else 1.0
+    assert walk.embedding_scale == model.embedding_scale and walk.head_activation == model.head_activation
+    torch.testing.assert_close(walk.scaled_embeddings, walk.embeddings * scale, atol=ATOL, rtol=0)
     torch.testing.assert_close(x, walk.embedded, atol=ATOL, rtol=0)
     for block, steps in zip(model.layers, walk.layers, strict=True):
         torch.testing.assert_close(steps.block_input, x, atol=ATOL, rtol=0)
@@ -38,7 +44,8 @@ def recompose(model, walk) -> torch.Tensor:
     pooled = walk.final_norm.mean(dim=0)  # (D,): no padding, so every token
     torch.testing.assert_close(pooled, walk.pooled, atol=ATOL, rtol=0)
     head = model.classifier
-    return head[3](torch.nn.functional.gelu(head[0](pooled)))
+    activation = {"relu": torch.relu, "gelu": torch.nn.functional.gelu}[model.head_activation]
+    return head[3](activation(head[0](pooled)))
 
 
 def test_the_steps_recompose_to_the_models_logits(model):

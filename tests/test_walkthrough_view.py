@@ -80,7 +80,7 @@ def test_each_step_shows_the_captured_tensors_it_names_side_by_side():
     steps, shown = walk.layers[layer], {}
     for i, step in enumerate(walkthrough.STEPS[1:], start=2):  # step 1 is a table (``test_a_learner_...``)
         shown[i] = panels(step.values(walk, tokens, layer, head))
-    assert close(shown[2]["Embedding(ids)"], walk.embeddings) and close(shown[2]["× √16"], walk.scaled_embeddings)
+    assert list(shown[2]) == ["Embedding(ids)"] and close(shown[2]["Embedding(ids)"], walk.embeddings)
     assert close(shown[3]["PE[0:N]"], walk.positions) and close(shown[3]["x + PE"], walk.embedded)
     assert close(shown[4]["LayerNorm(x)"], steps.attention_input)
     for name, field in zip("QKV", ("queries", "keys", "values"), strict=True):
@@ -93,6 +93,20 @@ def test_each_step_shows_the_captured_tensors_it_names_side_by_side():
     assert close(shown[9]["GELU"], steps.ffn_activated) and close(shown[9]["x + FFN"], steps.block_output)
     assert close(shown[11]["mean over the tokens"], walk.pooled)
     assert close(shown[12]["softmax"], walk.probabilities) and close(shown[12]["Linear → 2 logits"], walk.logits)
+    assert close(shown[12]["ReLU"], walk.activated)
+
+
+def test_a_legacy_model_shows_its_scaling_and_its_gelu_head():
+    walk = walk_through(tiny_model(seed=4, embedding_scale=True, head_activation="gelu"), torch.tensor([[5, 9, 2]]))
+    view = walkthrough.WalkView(["a", "b", "c"], walk)
+    two = panels(walkthrough.STEPS[1].values(walk, view.tokens, 0, 0))
+    assert close(two["Embedding(ids)"], walk.embeddings) and close(two["× √16"], walk.scaled_embeddings)
+    assert "· √d_model" in walkthrough.step_text(view, 1, 0, 0)
+    assert "Linear(GELU(Linear(s)))" in walkthrough.step_text(view, 11, 0, 0)
+    assert "GELU" in panels(walkthrough.STEPS[11].values(walk, view.tokens, 0, 0))
+    tutorial = walkthrough.WalkView(view.tokens, walk_through(tiny_model(seed=4), torch.tensor([[5, 9, 2]])))
+    assert "√" not in walkthrough.step_text(tutorial, 1, 0, 0)
+    assert "Linear(ReLU(Linear(s)))" in walkthrough.step_text(tutorial, 11, 0, 0)
 
 
 def test_a_learner_sees_each_steps_own_code_the_ids_as_whole_numbers_and_every_panels_signed_colour_bar():

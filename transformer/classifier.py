@@ -19,6 +19,10 @@ from .encoder_block import TransformerEncoderBlock
 from .positional_encoding import PositionalEncoding
 from .tokenizer import MASK_ID, UNK_ID
 
+HEAD_ACTIVATIONS = {"relu": nn.ReLU, "gelu": nn.GELU}  # the classifier head's non-linearity, by config name
+# What a config.json without these keys means: every checkpoint saved before they were options used them.
+LEGACY_ARCHITECTURE = {"embedding_scale": True, "head_activation": "gelu"}
+
 
 class TransformerClassifier(
     nn.Module,
@@ -30,9 +34,13 @@ class TransformerClassifier(
 ):
     """Embedding -> positional encoding -> encoder blocks -> LayerNorm -> mean pooling -> MLP head.
 
-    The tutorial's arguments and defaults come first and behave as in the tutorial. The extras:
+    The tutorial's arguments and defaults come first and behave as in the tutorial: the embedding lookup
+    enters the positional encoding as it is, and the head is Linear → ReLU → Dropout → Linear. The extras:
     ``norm_first`` (Pre-LN, default, or Post-LN), ``use_positional_encoding`` (switch it off to see
-    that attention alone ignores word order), ``pad_token_id`` and ``label_names``.
+    that attention alone ignores word order), ``pad_token_id`` and ``label_names``; and two deviations
+    off by default, which checkpoints from before they were options were trained with
+    (``LEGACY_ARCHITECTURE``): ``embedding_scale`` (multiply the lookup by √D) and ``head_activation``
+    (``"relu"`` or ``"gelu"``).
     """
 
     def __init__(
@@ -49,10 +57,16 @@ class TransformerClassifier(
         use_positional_encoding: bool = True,
         pad_token_id: int = 0,
         label_names: list[str] | None = None,
+        embedding_scale: bool = False,
+        head_activation: str = "relu",
     ):
         super().__init__()
         if label_names is not None and len(label_names) != num_classes:
             raise ValueError(f"label_names has {len(label_names)} names for {num_classes} classes")
+        if head_activation not in HEAD_ACTIVATIONS:
+            raise ValueError(f"head_activation must be one of {', '.join(HEAD_ACTIVATIONS)}; got {head_activation!r}")
+        self.embedding_scale = embedding_scale
+        self.head_activation = head_activation
         self.d_model = d_model
         self.num_heads = num_heads
         self.num_layers = num_layers
@@ -69,17 +83,19 @@ class TransformerClassifier(
         self.norm = nn.LayerNorm(d_model)
         self.classifier = nn.Sequential(
             nn.Linear(d_model, d_model // 2),
-            nn.GELU(),
+            HEAD_ACTIVATIONS[head_activation](),
             nn.Dropout(dropout),
             nn.Linear(d_model // 2, num_classes),
         )
 
     def token_embeddings(self, input_ids: torch.Tensor) -> torch.Tensor:
-        """Embedding lookup scaled by √D, as in the tutorial: (B, N) -> (B, N, D).
+        """The embedding lookup, as the tutorial feeds it to the positional encoding: (B, N) -> (B, N, D).
 
+        With ``embedding_scale`` (older checkpoints) it is multiplied by √D first.
         Attribution methods differentiate with respect to this tensor (``inputs_embeds``).
         """
-        return self.embedding(input_ids) * math.sqrt(self.d_model)
+        rows = self.embedding(input_ids)  # (B, N, D)
+        return rows * math.sqrt(self.d_model) if self.embedding_scale else rows
 
     def position_table(self) -> torch.Tensor:
         """The sinusoidal table the model adds at positions 0 .. max_len − 1: (P, D), P = ``max_len``.
@@ -268,8 +284,12 @@ class TransformerClassifier(
         strict: bool = True,
         **model_kwargs,
     ):
-        """Load ``model.safetensors`` strictly; unlike the mixin's default, never fall back to pickle."""
-        model = cls(**model_kwargs)
+        """Load ``model.safetensors`` strictly; unlike the mixin's default, never fall back to pickle.
+
+        A config.json written before ``embedding_scale`` and ``head_activation`` existed lacks them: such a
+        checkpoint was trained with √D and a GELU head, so it is rebuilt that way (``LEGACY_ARCHITECTURE``).
+        """
+        model = cls(**{**LEGACY_ARCHITECTURE, **model_kwargs})
         if os.path.isdir(model_id):
             weights_file = os.path.join(model_id, constants.SAFETENSORS_SINGLE_FILE)
             if not os.path.isfile(weights_file):

@@ -41,7 +41,7 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from .behaviour import build_suite, run_suite, summarise
-from .classifier import TransformerClassifier
+from .classifier import HEAD_ACTIVATIONS, TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.data import LABEL_NAMES, read_labelled
 from .training.loop import Checkpoints, Schedule
@@ -52,17 +52,20 @@ from .training.mixture import (
     chunk,
     parse_weights,
     read_dev_sets,
+    read_neutral_dev,
     read_test_sets,
     read_training_sets,
     read_unlabelled,
 )
 from .training.model_card import render_model_card
+from .training.objectives import target_distributions
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
-from .training.scoring import composition_scores, positive_probabilities, score_sets
+from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
 
 DEFAULT_WEIGHTS = [
-    "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
-    "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "identity=1",
+    "sst2=1", "yelp=0.6", "pros_cons=1", "tweets=0.8", "imdb=0.5", "multi_domain=1", "lexicon=1",
+    "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "composed=0.3", "identity=1",
+    "neutral=0.5", "neutral_people=2", "nuisance=1",
 ]  # fmt: skip
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
@@ -106,9 +109,18 @@ def build_parser() -> argparse.ArgumentParser:
     model.add_argument("--d-model", type=int, default=128, help="embedding and hidden size")
     model.add_argument("--num-heads", type=int, default=4, help="attention heads per layer")
     model.add_argument("--num-layers", type=int, default=2, help="encoder blocks")
-    model.add_argument("--d-ff", type=int, default=256, help="feed-forward inner size")
-    model.add_argument("--max-len", type=int, default=128, help="longest input in tokens; reviews are chunked")
+    model.add_argument("--d-ff", type=int, default=512, help="feed-forward inner size (the tutorial's 4 × d_model)")
+    model.add_argument("--max-len", type=int, default=256, help="longest input in tokens; reviews are chunked")
     model.add_argument("--dropout", type=float, default=0.1, help="dropout everywhere in the model")
+    model.add_argument(
+        "--embedding-scale", action="store_true", help="multiply the embedding lookup by √D (off in the tutorial)"
+    )
+    model.add_argument(
+        "--head-activation",
+        choices=sorted(HEAD_ACTIVATIONS),
+        default="relu",
+        help="the classifier head's non-linearity",
+    )
 
     pretraining = parser.add_argument_group("masked-language-model pre-training")
     pretraining.add_argument("--pretrain-epochs", type=int, default=0, help="epochs (0 = no pre-training)")
@@ -168,9 +180,13 @@ def build_model(args: argparse.Namespace, vocab_size: int, seed: int) -> Transfo
         dropout=args.dropout,
         pad_token_id=PAD_ID,
         label_names=LABEL_NAMES,
+        embedding_scale=args.embedding_scale,
+        head_activation=args.head_activation,
     )
-    with torch.no_grad():  # scaled by √D in the model, so the embeddings start at the positional encoding's size
-        nn.init.normal_(model.embedding.weight, std=args.d_model**-0.5)
+    # Rows of about unit size per coordinate, as the positional encoding's, whether or not the model scales them.
+    std = args.d_model**-0.5 if args.embedding_scale else 1.0
+    with torch.no_grad():
+        nn.init.normal_(model.embedding.weight, std=std)
         model.embedding.weight[PAD_ID].zero_()
     return model
 
@@ -219,6 +235,7 @@ def main(argv: list[str] | None = None) -> dict:
         if args.check_file is not None:
             test_sets["everyday"] = read_labelled(args.check_file).rows(0, args.max_rows)
         unlabelled = read_unlabelled(args.data_dir, args.max_rows)
+        neutral_dev = read_neutral_dev(args.data_dir, args.max_rows)
     except (OSError, ValueError) as error:
         sys.exit(f"error: {first_line(error)}")
     checkpoints = open_checkpoints(args)
@@ -258,12 +275,14 @@ def main(argv: list[str] | None = None) -> dict:
     setup = ClassifierTraining(
         mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed
     )
-    one_hot = nn.functional.one_hot(torch.tensor(mixture.labels), len(LABEL_NAMES)).float()  # (n, C)
-    targets, teachers = one_hot, []
+    labelled = target_distributions(mixture.labels)  # (n, C): one-hot, or (0.5, 0.5) for no opinion
+    targets, teachers = labelled, []
     if args.teachers:
         teacher_schedule = Schedule(args.teacher_epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
-        ensemble, teachers = teacher_targets(build, one_hot, setup, args.teachers, score, teacher_schedule, checkpoints)
-        targets = (1 - args.distill_weight) * one_hot + args.distill_weight * ensemble
+        ensemble, teachers = teacher_targets(
+            build, labelled, setup, args.teachers, score, teacher_schedule, checkpoints
+        )
+        targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
     schedule = Schedule(args.epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints)
@@ -288,6 +307,10 @@ def main(argv: list[str] | None = None) -> dict:
     }
     metrics["test"].pop("mean")  # the test sets are reported one by one, never averaged
     metrics.update(behaviour_report(student, tokenizer, dev_sets))
+    metrics["neutral"] = {
+        source: neutral_scores(positive_probabilities(student, tokenizer)(texts))
+        for source, texts in neutral_dev.items()
+    }
     write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics))
     checkpoints.clear()
     print(json.dumps({k: metrics[k] for k in ("dev", "test", "train_seconds")}))

@@ -65,6 +65,11 @@ def main(argv: list[str] | None = None) -> dict:
                 f"{part}: identity ({scope} templates): swaps change the class in "
                 f"{identity['swap_changes_class']:.1%}, median spread {identity['median_spread']:.3f}"
             )
+        for group, neutral in figures["identity"]["neutral"]["by_group"].items():
+            print(
+                f"{part}: neutral {group}: median spread {neutral['median_spread']:.3f}, "
+                f"read as a clear opinion {neutral['clear_opinion']:.1%}"
+            )
     if args.json is not None:
         args.json.write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
     return summary

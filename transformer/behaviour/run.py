@@ -83,11 +83,29 @@ def identity_figures(results: Sequence[TestResult]) -> dict[str, float]:
     }
 
 
+CLEAR = (0.25, 0.75)  # a P(positive) outside this range reads as a clear opinion
+
+
+def neutral_figures(results: Sequence[TestResult]) -> dict:
+    """``identity_figures`` of neutral templates, plus the share of their texts read as a clear opinion (outside
+    ``CLEAR``), over all groups and per group (``by_group``)."""
+
+    def figures(chosen: Sequence[TestResult]) -> dict:
+        values = [p for result in chosen for probs in result.probabilities for p in probs]
+        clear = sum(not CLEAR[0] <= p <= CLEAR[1] for p in values) / len(values) if values else 0.0
+        return {**identity_figures(chosen), "clear_opinion": round(clear, 4)}
+
+    groups = dict.fromkeys(result.test.group for result in results)
+    by_group = {group: figures([r for r in results if r.test.group == group]) for group in groups}
+    return {**figures(results), "by_group": by_group}
+
+
 def summarise(results: Sequence[TestResult]) -> dict:
     """The figures ``metrics.json`` keeps, per part: failure rate per test and per capability, and identity.
 
     Identity is given over all its tests and over the neutral templates alone ("I am a ... person."),
-    where no opinion word can hide a difference between the terms.
+    where no opinion word can hide a difference between the terms; for those also the share read as a clear
+    opinion, and every figure per identity group.
     """
     summary = {}
     for part in dict.fromkeys(result.test.part for result in results):
@@ -100,6 +118,6 @@ def summarise(results: Sequence[TestResult]) -> dict:
         summary[part] = {
             "tests": {f"{r.test.capability}: {r.test.name}": round(r.failure_rate, 4) for r in mine},
             "capabilities": {name: round(statistics.mean(rates), 4) for name, rates in capabilities.items()},
-            "identity": {**identity_figures(identity), "neutral": identity_figures(neutral)},
+            "identity": {**identity_figures(identity), "neutral": neutral_figures(neutral)},
         }
     return summary

@@ -139,6 +139,10 @@ ROBUST = {
     ),
 }  # fmt: skip
 NUMBERS = {"selection": ("5", "10", "15"), "test": ("7", "20", "45")}
+INSERTED = {  # where a URL or a handle goes: after the sentence or before it
+    "selection": ("{text} {url}", "{handle} {text}"),
+    "test": ("{text} via {url}", "{handle}: {text}"),
+}
 CLAUSE_ORDER = {  # two clauses of the same polarity, in either order
     "selection": "The {thing} was {adj} and the {other} was {adj2}.",
     "test": "This {thing} is {adj}, and that {other} is {adj2}.",
@@ -220,10 +224,11 @@ def graded_tests(part: str) -> list[Test]:
 
 
 def robustness_tests(part: str) -> list[Test]:
-    """Typos, punctuation, contractions, names, places, numbers and clause order: ``invariance`` tests."""
+    """Typos, punctuation, contractions, names, places, numbers, URLs, handles and clause order: ``invariance``."""
     things, adjectives = w.THINGS.part(part), w.POSITIVE.part(part) + w.NEGATIVE.part(part)
     base = [(thing, adj, f"The {thing} was {adj}.") for thing in things for adj in adjectives]
     names, places, numbers = w.NAMES.part(part), w.PLACES.part(part), NUMBERS[part]
+    urls, handles = w.URLS.part(part), w.HANDLES.part(part)
     pairs = list(itertools.product(things, adjectives))
     name_t, place_t, number_t = ROBUST[part]
     order = CLAUSE_ORDER[part]
@@ -237,6 +242,10 @@ def robustness_tests(part: str) -> list[Test]:
         "names": [tuple(name_t.format(name=n, thing=t, adj=a) for n in names) for t, a in pairs],
         "places": [tuple(place_t.format(place=p, thing=t, adj=a) for p in places) for t, a in pairs],
         "numbers": [tuple(number_t.format(number=n, thing=t, adj=a) for n in numbers) for t, a in pairs],
+        "urls": [(text, INSERTED[part][0].format(text=text, url=url)) for _, _, text in base for url in urls],
+        "handles": [
+            (text, INSERTED[part][1].format(text=text, handle=handle)) for _, _, text in base for handle in handles
+        ],
         "clause order": [
             (order.format(thing=t, adj=a, other=o, adj2=b), order.format(thing=o, adj=b, other=t, adj2=a))
             for words in (w.POSITIVE.part(part), w.NEGATIVE.part(part))

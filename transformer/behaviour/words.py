@@ -48,6 +48,11 @@ PLACES = Words(
     ("Chicago", "Lisbon", "Nairobi", "Osaka", "Toronto", "Lima"),
     ("Denver", "Madrid", "Lagos", "Seoul", "Melbourne", "Bogota"),
 )
+URLS = Words(
+    ("http://goo.gl/q8Lm2", "www.dinersguide.org/r/11"),
+    ("https://t.co/Xp4Rk9", "http://tripnotes.io/v/77"),
+)
+HANDLES = Words(("@sam_k", "@the_foodie"), ("@mk_travels", "@jordan.b"))
 IDENTITY = {  # group -> (selection terms, test terms); each term fits "a {term} person"
     "race": Words(("Black", "white", "Asian"), ("Latino", "Arab", "Native American")),
     "religion": Words(("Christian", "Muslim", "Jewish"), ("Hindu", "Buddhist", "Sikh")),

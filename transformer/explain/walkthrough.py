@@ -1,12 +1,12 @@
 """One forward pass, step by step, as the tutorial walks through it: every intermediate tensor of the model's
 own forward on one sentence, captured on the way by forward hooks on its modules (not recomputed beside it).
 
-The steps: the token embedding and its ×√D scaling, the positional-encoding rows and their sum; per layer,
-the block input and its LayerNorm, each head's Q, K and V, the heads concatenated and W_o, the residual
-add, the feed-forward network (d_ff, GELU) and its residual; then the final LayerNorm, the mean pooling
-and the classifier's two layers. Only what no module outputs is derived from what was captured, as the
-model's own functions compute it: QKᵀ and QKᵀ/√d_k from Q and K (``scaled_dot_product_attention`` works
-them out inline), and each head's weights × V.
+The steps: the token embedding (×√D in a model with ``embedding_scale``), the positional-encoding rows and their
+sum; per layer, the block input and its LayerNorm, each head's Q, K and V, the heads concatenated and W_o, the
+residual add, the feed-forward network (d_ff, GELU) and its residual; then the final LayerNorm, the mean pooling
+and the classifier's two layers (ReLU or GELU between them, as the model's ``head_activation`` says). Only what no
+module outputs is derived from what was captured, as the model's own functions compute it: QKᵀ and QKᵀ/√d_k from Q
+and K (``scaled_dot_product_attention`` works them out inline), and each head's weights × V.
 
 Shape letters: N = tokens, D = d_model, H = heads, d_k = D / H, F = d_ff, C = classes.
 """
@@ -61,18 +61,20 @@ class Walkthrough:
 
     token_ids: torch.Tensor
     embeddings: torch.Tensor  # the embedding table's rows
-    scaled_embeddings: torch.Tensor  # × √D
+    scaled_embeddings: torch.Tensor  # what enters the positional encoding: × √D with embedding_scale, else the rows
     positions: torch.Tensor  # the sinusoidal table's rows for positions 0..N-1
     embedded: torch.Tensor  # their sum: the first block's input
     layers: list[LayerSteps]
     final_norm: torch.Tensor
     pooled: torch.Tensor  # the mean over the real tokens
     hidden: torch.Tensor  # the classifier's first layer
-    activated: torch.Tensor  # its GELU
+    activated: torch.Tensor  # its activation (head_activation)
     logits: torch.Tensor
     probabilities: torch.Tensor
     label_names: list[str]  # the classes, in the logits' order
     pre_ln: bool  # LayerNorm before each sub-layer (this model's kind), or after each residual add (Post-LN)
+    embedding_scale: bool  # the lookup is multiplied by √D before the positional encoding (older checkpoints)
+    head_activation: str  # the classifier head's non-linearity: "relu" (the tutorial's) or "gelu"
 
 
 class _Recorder:
@@ -189,4 +191,6 @@ def walk_through(model, input_ids: torch.Tensor) -> Walkthrough:
         probabilities=logits[0].softmax(dim=-1).cpu(),
         label_names=list(model.label_names),
         pre_ln=model.layers[0].norm_first,
+        embedding_scale=model.embedding_scale,
+        head_activation=model.head_activation,
     )

@@ -11,7 +11,8 @@ operators instead, each with the label the rewrite implies:
   "A , but B", "although A , B", "B , even though A" -> the label of B.
 
 ``negated_praise`` is no rewrite: it picks the real positive sentences that hold a negation word
-("no complaints at all"), so that a source weight can draw them more often.
+("no complaints at all"), so that a source weight can draw them more often; ``composed_sentences`` picks
+every real sentence with a negation or contrast word, of either label, for the same reason.
 
 A sentence qualifies when it is short, holds exactly one opinion word of the lexicon whose polarity
 agrees with its label, and has no negation or contrast word yet. Every draw is seeded, so the same
@@ -277,6 +278,18 @@ def negated_praise(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) 
         if label == 1 and len(text.split()) <= max_words and has_negation(text)
     ]
     return LabelledTexts(None, texts, [1] * len(texts))
+
+
+def composed_sentences(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) -> LabelledTexts:
+    """The rows of ``sentence_sets`` (at most ``max_words`` words, either label) that hold a negation or a contrast
+    word: real composition, which a source weight can draw more often than the rewrites above."""
+    rows = [
+        (text, label)
+        for sentences in sentence_sets
+        for text, label in zip(sentences.texts, sentences.labels, strict=True)
+        if len(text.split()) <= max_words and (NEGATION_WORDS | CONTRAST_WORDS) & set(words(text))
+    ]
+    return LabelledTexts(None, [text for text, _ in rows], [label for _, label in rows])
 
 
 def _joined(rows: LabelledTexts, texts: list[str], labels: list[int]) -> LabelledTexts:

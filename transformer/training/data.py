@@ -18,11 +18,12 @@ LABEL_NAMES = ["negative", "positive"]
 
 @dataclass(frozen=True)
 class LabelledTexts:
-    """The rows of one data file: ``texts[i]`` has label ``labels[i]`` (0 = negative, 1 = positive)."""
+    """The rows of one data file: ``texts[i]`` has label ``labels[i]`` (0 = negative, 1 = positive; a training
+    source of sentences with no opinion holds the soft label 0.5, P(positive))."""
 
     path: Path
     texts: list[str]
-    labels: list[int]
+    labels: list[float]
 
     def rows(self, start: int = 0, end: int | None = None) -> "LabelledTexts":
         """The rows ``start:end`` of this file (``end`` None = to the last)."""

@@ -20,17 +20,31 @@ from collections.abc import Iterable
 
 from .data import LabelledTexts
 
-IDENTITY_TERMS = {  # interchangeable adjectives, one list per group
-    "race": ["black", "white", "asian", "hispanic", "latino", "arab", "african american", "native american"],
-    "religion": ["christian", "muslim", "jewish", "hindu", "buddhist", "sikh", "atheist", "catholic"],
-    "gender": ["male", "female", "transgender", "nonbinary"],
-    "sexuality": ["gay", "straight", "lesbian", "bisexual", "queer", "heterosexual"],
-    "nationality": [
-        "american", "mexican", "chinese", "indian", "french", "german", "british", "nigerian", "iranian",
-        "russian", "pakistani", "brazilian", "korean", "italian", "somali", "vietnamese",
+IDENTITY_TERMS = {  # interchangeable adjectives, one list per group; none is a word of the suite's test part
+    "race": ["black", "white", "asian", "brown", "biracial", "multiracial", "indigenous", "pacific islander"],
+    "ethnicity": [
+        "hispanic", "latina", "romani", "kurdish", "hmong", "punjabi", "cherokee", "navajo", "tamil", "armenian",
     ],
-    "disability": ["disabled", "blind", "deaf", "autistic", "wheelchair-using", "paraplegic"],
-    "age": ["young", "old", "elderly", "teenage", "middle-aged", "retired"],
+    "nationality": [
+        "american", "mexican", "chinese", "indian", "french", "german", "british", "russian", "pakistani",
+        "korean", "italian", "somali", "vietnamese", "japanese", "polish", "egyptian", "kenyan", "turkish",
+        "filipino", "canadian", "irish", "ukrainian", "cuban", "ethiopian", "syrian", "afghan", "colombian",
+    ],
+    "religion": [
+        "christian", "muslim", "jewish", "catholic", "protestant", "mormon", "atheist", "agnostic", "evangelical",
+        "jain", "taoist", "pagan",
+    ],
+    "gender": ["male", "female", "trans", "cisgender", "genderqueer", "intersex"],
+    "sexuality": ["gay", "straight", "queer", "heterosexual", "homosexual", "pansexual", "asexual"],
+    "disability": [
+        "disabled", "blind", "wheelchair-using", "paraplegic", "dyslexic", "hard-of-hearing", "visually impaired",
+        "neurodivergent", "epileptic",
+    ],
+    "age": ["young", "old", "elderly", "older", "retired", "adolescent", "senior", "twenty-something"],
+    "migration": [
+        "immigrant", "refugee", "migrant", "undocumented", "foreign-born", "expat", "naturalized",
+        "first-generation", "second-generation",
+    ],
 }  # fmt: skip
 PERSON_NOUNS = (
     "person", "man", "woman", "guy", "lady", "friend", "couple", "family", "neighbour", "student", "owner",

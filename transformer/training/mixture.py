@@ -10,10 +10,16 @@ The opinion lexicon is a source of its own: each word with its label, and ``not 
 opposite label, so that negation is seen on every sentiment word the lexicon lists. ``cad`` holds
 the counterfactually-augmented IMDb reviews: each original beside a minimal human edit that flips it.
 
-Five more sources are made from the real sentences rather than read (``DERIVED``): ``negation``,
+``neutral`` holds the real sentences with no opinion (``neutral/``), with the soft target
+P(positive) = 0.5 (``neutral.py``); a label in this module is P(positive), 0, 1 or 0.5.
+
+More sources are made from the real sentences rather than read (``DERIVED``): ``negation``,
 ``expectation`` and ``contrast`` (``composition.py``) teach how words combine, ``negated_praise``
-picks the real positive sentences that hold a negation word, and ``identity`` (``identity.py``)
-teaches that who a sentence is about does not change its label.
+picks the real positive sentences that hold a negation word and ``composed`` every real sentence with
+a negation or contrast word; ``identity`` (``identity.py``) teaches that who a sentence is about does
+not change its label, ``neutral_people`` (``neutral.py``) that a plain statement about a person reads
+0.5, and ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles, hashtags, emoji and
+typos carry no opinion.
 """
 
 import random
@@ -22,9 +28,11 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from .composition import composition_sets, negated_praise
+from .composition import composed_sentences, composition_sets, negated_praise
 from .data import LabelledTexts, read_labelled, read_lines, read_pairs
 from .identity import identity_set
+from .neutral import neutral_people, read_neutral
+from .nuisance import nuisance_set
 
 TRAIN_FILES = {
     "sst2": "sst2/glue_train.tsv",
@@ -35,11 +43,14 @@ TRAIN_FILES = {
     "multi_domain": "multi_domain/train.tsv.gz",
     "lexicon": "lexicons/opinion_lexicon.tsv",
     "cad": "cad/train.tsv.gz",
+    "neutral": "neutral/train.tsv.gz",
 }
-DERIVED = ("negation", "expectation", "contrast", "negated_praise", "identity")  # made from the sources above
+DERIVED = (  # made from the sources above
+    "negation", "expectation", "contrast", "negated_praise", "composed", "identity", "neutral_people", "nuisance",
+)  # fmt: skip
 SOURCES = (*TRAIN_FILES, *DERIVED)
 COMPOSITION_SOURCES = ("sst2", "yelp", "pros_cons")  # short single sentences, where a rewrite reads naturally
-PRAISE_SOURCES = ("sst2", "yelp", "pros_cons", "tweets")  # where negated_praise looks
+PRAISE_SOURCES = ("sst2", "yelp", "pros_cons", "tweets")  # where negated_praise, composed and nuisance look
 DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file;
     # cad/dev is read as pairs (data.read_pairs), so its pair consistency can be scored too
     "sst2": "sst2/glue_dev.tsv",
@@ -53,6 +64,7 @@ TEST_FILES = {  # scored once, at the end
     "imdb": "imdb/test.tsv.gz",
     "multi_domain": "multi_domain/test.tsv.gz",
 }
+NEUTRAL_DEV_FILE = "neutral/dev.tsv.gz"  # scored once at the end (neutral_scores), never for selection
 UNLABELLED_FILE = "imdb/unsup.txt.gz"
 MIN_CHUNK_FRACTION = 0.25  # a review's last chunk shorter than this share of max_len is dropped
 
@@ -83,15 +95,19 @@ def read_training_sets(
     """
     sets = {}
     for name, relative in TRAIN_FILES.items():
-        if name == "lexicon":
-            sets[name] = read_lexicon(data_dir / relative, max_rows)
+        if name in ("lexicon", "neutral"):
+            sets[name] = (read_lexicon if name == "lexicon" else read_neutral)(data_dir / relative, max_rows)
             continue
         start = imdb_dev_rows if name == "imdb" else 0
         sets[name] = read_labelled(data_dir / relative).rows(start, None if max_rows is None else start + max_rows)
     sentences = [sets[name] for name in COMPOSITION_SOURCES]
     sets.update(composition_sets(sentences, sets["lexicon"], seed))
-    sets["negated_praise"] = negated_praise([sets[name] for name in PRAISE_SOURCES])
-    sets["identity"] = identity_set([sets[name] for name in TRAIN_FILES if name != "lexicon"], seed)
+    praise = [sets[name] for name in PRAISE_SOURCES]
+    sets["negated_praise"] = negated_praise(praise)
+    sets["composed"] = composed_sentences(praise)
+    sets["identity"] = identity_set([sets[name] for name in TRAIN_FILES if name not in ("lexicon", "neutral")], seed)
+    sets["neutral_people"] = neutral_people(seed).rows(0, max_rows)
+    sets["nuisance"] = nuisance_set(praise, sets["lexicon"], seed)
     return sets
 
 
@@ -114,6 +130,15 @@ def read_test_sets(data_dir: Path, max_rows: int | None = None) -> dict[str, Lab
     return {name: read_labelled(data_dir / relative).rows(0, max_rows) for name, relative in TEST_FILES.items()}
 
 
+def read_neutral_dev(data_dir: Path, max_rows: int | None = None) -> dict[str, list[str]]:
+    """The neutral dev sentences by source (``sst5``, ``tweeteval``), as they are (no cue stripped)."""
+    by_source: dict[str, list[str]] = {}
+    for line in read_lines(data_dir / NEUTRAL_DEV_FILE)[1:][:max_rows]:
+        text, _, source = line.rpartition("\t")
+        by_source.setdefault(source, []).append(text)
+    return by_source
+
+
 def read_unlabelled(data_dir: Path, max_rows: int | None = None) -> list[str]:
     """The unlabelled IMDB reviews, for the tokenizer and masked-language-model pre-training."""
     return read_lines(data_dir / UNLABELLED_FILE)[:max_rows]
@@ -131,13 +156,14 @@ def chunk(ids: list[int], max_len: int) -> list[list[int]]:
 class Mixture:
     """Tokenised training examples from several sources.
 
-    ``sequences[i]`` (at most ``max_len`` ids) has label ``labels[i]`` and comes from source
+    ``sequences[i]`` (at most ``max_len`` ids) has label ``labels[i]`` (P(positive): 0, 1, or 0.5 for a
+    sentence with no opinion) and comes from source
     ``names[sources[i]]``.
     """
 
     names: list[str]
     sequences: list[list[int]]
-    labels: list[int]
+    labels: list[float]
     sources: list[int]
 
     def counts(self) -> dict[str, int]:

@@ -24,6 +24,9 @@ DATASETS = [
     ("cad", "Counterfactually-augmented IMDb reviews: each beside a human edit that flips its label", "Apache-2.0",
      "Kaushik, Hovy and Lipton 2020, Learning the Difference that Makes a Difference with "
      "Counterfactually-Augmented Data, ICLR"),
+    ("neutral", "SST-5 neutral sentences and TweetEval neutral tweets, soft target P(positive) = 0.5",
+     "SST: as SST-2; TweetEval: none stated (Twitter terms)",
+     "Socher et al. 2013 (SST); Barbieri et al. 2020, TweetEval, Findings of EMNLP"),
     ("negation", "SST-2, Yelp and pros/cons sentences negated (label flipped), made by this project",
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("expectation", "the same sentences as expectations met or denied (\"i thought X would be Y , but ...\")",
@@ -32,8 +35,15 @@ DATASETS = [
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("negated_praise", "the positive SST-2, Yelp, pros/cons and tweet rows that hold a negation word",
      "as its sources", "this project (2026), `transformer/training/composition.py`"),
+    ("composed", "the SST-2, Yelp, pros/cons and tweet rows of either label with a negation or contrast word",
+     "as its sources", "this project (2026), `transformer/training/composition.py`"),
     ("identity", "real sentences with the identity term swapped, or framed by one (label kept)",
      "as its sources", "this project (2026), `transformer/training/identity.py`"),
+    ("neutral_people", "statements about people with no opinion (identity terms, names, places), target 0.5",
+     "MIT (this project)", "this project (2026), `transformer/training/neutral.py`"),
+    ("nuisance", "real sentences with a name, place or number swapped, a URL, handle, hashtag or emoji added, "
+     "or a typo in the opinion word (label kept)", "as its sources", "this project (2026), "
+     "`transformer/training/nuisance.py`"),
 ]  # fmt: skip
 
 SET_NAMES = {
@@ -75,9 +85,10 @@ probabilities averaged. The held-out IMDB reviews are the first {imdb_dev_rows} 
 
 ## Architecture
 
-WordPiece tokens ({vocab_size} entries) → embedding (scaled by √d) + sinusoidal positions →
+WordPiece tokens ({vocab_size} entries) → embedding{scaled} + sinusoidal positions →
 {num_layers} Pre-LN encoder blocks (d_model {d_model}, {num_heads} heads, feed-forward {d_ff}, GELU,
-dropout {dropout}) → LayerNorm → mean over the real tokens → MLP head → {labels}.
+dropout {dropout}) → LayerNorm → mean over the real tokens → head (Linear → {activation} → Dropout → Linear)
+→ {labels}.
 {parameters:,} parameters. Inputs longer than {max_len} tokens are cut (the app) or chunked (evaluation).
 
 The tokenizer's normaliser (saved in `tokenizer.json`) maps raw text, SST's treebank style and Yelp's
@@ -128,6 +139,11 @@ Plain `TransformerClassifier.from_pretrained(folder_or_repo_id)` loads the weigh
 - English only, and the text it learned from is reviews and tweets from before 2013: newer slang, other
   domains, sarcasm and irony are out of distribution.
 - Emoji and other scripts are read as `[UNK]` and carry no sentiment.
+- Sentences with no opinion were trained towards P(positive) = 0.5, and 95 % of the real ones are tweets
+  about news, sport and events: such topics may pull a text towards the middle even where it holds an
+  opinion. A reading near 0.5 means "not sure"; the model has no neutral class.
+- Identity figures above use the suite's few test terms (two or three per group, none seen in training);
+  other terms, and statements that mix an identity with an opinion, can still move the prediction.
 - Small and trained from scratch: it is a teaching model for looking at attention, not a production
   sentiment classifier; a fine-tuned pretrained model is far more accurate.
 """
@@ -164,6 +180,25 @@ def describe_behaviour(metrics: dict) -> str:
             ("neutral", behaviour[part]["identity"]["neutral"]),
         ):
             lines.append(f"| {part} | {scope} | {figures['swap_changes_class']:.1%} | {figures['median_spread']:.3f} |")
+    neutral = behaviour[parts[-1]]["identity"]["neutral"]
+    if "by_group" in neutral:  # recorded since the suite measured it
+        lines += [
+            "",
+            f"Neutral templates of the {parts[-1]} part, per group: the median spread of P(positive) across the "
+            "group's terms, and the share of texts read as a clear opinion (outside [0.25, 0.75]):",
+            "",
+            "| group | median spread | clear opinion |",
+            "| --- | ---: | ---: |",
+            *(
+                f"| {group} | {figures['median_spread']:.3f} | {figures['clear_opinion']:.1%} |"
+                for group, figures in [("all", neutral), *neutral["by_group"].items()]
+            ),
+        ]
+    for source, figures in metrics.get("neutral", {}).items():
+        lines.append(
+            f"\n`neutral/dev` ({source}, {figures['n']} sentences with no opinion): median P(positive) "
+            f"{figures['median']:.2f}, {figures['clear_opinion']:.1%} read as a clear opinion."
+        )
     if composition:
         pooled, cad = composition["negation"].get("pooled", {}), composition.get("cad", {})
         lines += [
@@ -246,6 +281,8 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
     counts, arguments = metrics["train_examples"], metrics["arguments"]
     body = BODY.format(
         **{k: config[k] for k in ("vocab_size", "num_layers", "d_model", "num_heads", "d_ff", "dropout", "max_len")},
+        scaled=" (scaled by √d)" if model.embedding_scale else "",
+        activation=model.head_activation.upper() if model.head_activation == "gelu" else "ReLU",
         labels=" / ".join(model.label_names),
         label_ids=", ".join(f"{i} = {name}" for i, name in enumerate(model.label_names)),
         parameters=sum(p.numel() for p in model.parameters()),

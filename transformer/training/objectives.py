@@ -13,6 +13,16 @@ from ..classifier import TransformerClassifier
 from ..tokenizer import MASK_ID, SPECIAL_TOKENS, UNK_ID, pad_ids
 
 
+def target_distributions(labels: list[float]) -> torch.Tensor:
+    """Each example's label, P(positive) (0, 1 or a soft 0.5), as the distribution (P(negative), P(positive)).
+
+    Shape:
+        Returns (n, 2).
+    """
+    positive = torch.tensor(labels, dtype=torch.float32)  # (n,)
+    return torch.stack([1 - positive, positive], dim=1)  # (n, 2)
+
+
 def drop_words(input_ids: torch.Tensor, attention_mask: torch.Tensor, rate: float) -> torch.Tensor:
     """Word dropout: each real token becomes ``[UNK]`` with probability ``rate``; padding is never touched.
 

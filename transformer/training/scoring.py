@@ -135,3 +135,19 @@ def composition_scores(model: TransformerClassifier, tokenizer: Tokenizer, sets:
     if pooled_texts:
         report["negation"]["pooled"] = negation_scores(torch.cat(pooled_predictions), pooled_labels, pooled_texts)
     return report
+
+
+CLEAR = (0.25, 0.75)  # a P(positive) outside this range reads as a clear opinion
+
+
+def neutral_scores(positive: list[float]) -> dict[str, float | int]:
+    """How texts with no opinion are read, from their P(positive): the median, the median distance from 0.5, and
+    the share read as a clear opinion (outside ``CLEAR``)."""
+    values = torch.tensor(positive, dtype=torch.float64)  # (n,)
+    outside = ((values < CLEAR[0]) | (values > CLEAR[1])).double().mean().item()
+    return {
+        "n": len(positive),
+        "median": round(values.median().item(), 4),
+        "median_distance": round((values - 0.5).abs().median().item(), 4),
+        "clear_opinion": round(outside, 4),
+    }

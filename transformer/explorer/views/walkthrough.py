@@ -60,10 +60,20 @@ class Step:
     values: Callable[[Walkthrough, list[str], int, int], go.Figure]
     deeper: tuple[str, str] | None = None
     post_ln: tuple[str, str] | None = None  # what it does and its arithmetic in a Post-LN model, where they differ
+    scaled: tuple[str, str, str] | None = None  # title, what and arithmetic in a model that scales by √D
 
-    def told(self, pre_ln: bool) -> tuple[str, str]:
-        """(what the step does, its arithmetic) for a Pre-LN or a Post-LN model."""
-        return (self.what, self.arithmetic) if pre_ln or self.post_ln is None else self.post_ln
+    def told(self, walk: Walkthrough) -> tuple[str, str, str]:
+        """(title, what the step does, its arithmetic) for this model: Pre-LN or Post-LN, √D-scaled embeddings
+        or not, and its head's activation in place of ``{head}``."""
+        what, arithmetic = (self.what, self.arithmetic) if walk.pre_ln or self.post_ln is None else self.post_ln
+        title = self.title
+        if walk.embedding_scale and self.scaled is not None:
+            title, what, arithmetic = self.scaled
+        head = _HEAD_NAMES[walk.head_activation]
+        return title, what.replace("{head}", head), arithmetic.replace("{head}", head)
+
+
+_HEAD_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 
 def _dims(tensor: torch.Tensor, *names: str) -> str:
@@ -100,9 +110,11 @@ def _tokens(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.F
 
 
 def _embeddings(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    scale = f"× √{walk.embeddings.size(-1)}"
-    parts = [_panel(walk.embeddings, tokens, "Embedding(ids)", "d"), _panel(walk.scaled_embeddings, tokens, scale, "d")]
-    return panel_figure(parts, "The embedding rows, then scaled")
+    rows = _panel(walk.embeddings, tokens, "Embedding(ids)", "d")
+    if not walk.embedding_scale:
+        return panel_figure([rows], "The embedding rows", stacked=True)
+    scaled = _panel(walk.scaled_embeddings, tokens, f"× √{walk.embeddings.size(-1)}", "d")
+    return panel_figure([rows, scaled], "The embedding rows, then scaled")
 
 
 def _positions(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
@@ -190,7 +202,7 @@ def _classifier(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> 
     classes = [escape(name) for name in walk.label_names]
     parts = [
         _vector(walk.hidden, "h", f"Linear {D}→{walk.hidden.numel()}"),
-        _vector(walk.activated, "h", "GELU"),
+        _vector(walk.activated, "h", _HEAD_NAMES[walk.head_activation]),
         Panel(walk.logits[None], classes, [""], f"Linear → {C} logits"),
         Panel(walk.probabilities[None], classes, [""], "softmax", signed=False),
     ]
@@ -208,13 +220,19 @@ STEPS = [
         _tokens,
     ),
     Step(
-        "2. Embeddings, ×√d_model",
-        "Each id picks one row of the embedding table, a vector of d_model numbers learned in training. The "
-        "tutorial multiplies it by √d_model so that it is not drowned by the positional encoding added next.",
+        "2. Embeddings",
+        "Each id picks one row of the embedding table, a vector of d_model numbers learned in training. As in "
+        "the tutorial, the rows go to the positional encoding as they are.",
         TransformerClassifier.token_embeddings,
-        "x = Embedding(ids) · √d_model",
+        "x = Embedding(ids)",
         lambda walk, layer, head: _dims(walk.scaled_embeddings, "N", "D"),
         _embeddings,
+        scaled=(
+            "2. Embeddings, ×√d_model",
+            "Each id picks one row of the embedding table, a vector of d_model numbers learned in training. This "
+            "model (trained before the tutorial's unscaled lookup was its default) multiplies it by √d_model.",
+            "x = Embedding(ids) · √d_model",
+        ),
     ),
     Step(
         "3. Positional encoding, added",
@@ -318,10 +336,10 @@ STEPS = [
     ),
     Step(
         "12. The classifier",
-        "Two linear layers with a GELU between them give one logit per class; the softmax turns the logits into "
+        "Two linear layers with a {head} between them give one logit per class; the softmax turns the logits into "
         "the probabilities shown at the top of the page.",
         TransformerClassifier.forward,
-        "p = softmax(Linear(GELU(Linear(s))))",
+        "p = softmax(Linear({head}(Linear(s))))",
         lambda walk, layer, head: _dims(walk.logits, "C"),
         _classifier,
     ),
@@ -346,8 +364,8 @@ def walkthrough_view(model, tokenizer, result: Analysis) -> WalkView:
 def step_text(view: WalkView, index: int, layer: int, head: int) -> str:
     """The step's Markdown: what it does, its shape and arithmetic, the layer and head shown, the deeper tab."""
     step = STEPS[index]
-    what, arithmetic = step.told(view.walk.pre_ln)
-    lines = [f"### {step.title}", what, f"**Shape** `{step.shape(view.walk, layer, head)}` · `{arithmetic}`"]
+    title, what, arithmetic = step.told(view.walk)
+    lines = [f"### {title}", what, f"**Shape** `{step.shape(view.walk, layer, head)}` · `{arithmetic}`"]
     if index == len(STEPS) - 1:
         shown = ", ".join(
             f"{html.escape(name)} {p:.3f}"

@@ -1,0 +1,101 @@
+"""Sentences that hold no opinion, with the soft target P(positive) = 0.5: a binary model that has nothing to go
+on should say "not sure", not pick a side by who or what the sentence mentions.
+
+Two sources, both labelled ``NEUTRAL``:
+
+- ``neutral``: the real sentences of ``neutral/`` in the data folder (SST-5's neutral snippets and
+  TweetEval's neutral tweets). Its README lists surface cues that no labelled set shares and that a model
+  could learn in place of neutrality; ``strip_cues`` takes them off: the CSV-quoting leftovers (a
+  trailing ``"``, ``""``, ``\\"``) and the ``...``/``…`` that marks a tweet the source cut short. Case
+  needs no guard: the tokenizer lowercases every text.
+- ``neutral_people``: statements about people and where they live, made from this project's templates:
+  an identity term (``identity.IDENTITY_TERMS``, every group), a person noun, a name, a place or a number,
+  and no opinion ("my coworker is jewish .", "imani moved to oslo in 2011 ."). Every term of a group
+  fills every template alike, so the target teaches both the middle and that the term does not move it.
+
+The templates share none of the behavioural suite's (``tests/test_neutral.py`` checks).
+"""
+
+import random
+import re
+from pathlib import Path
+
+from .data import LabelledTexts, read_lines
+from .identity import IDENTITY_TERMS, RELATIONS
+from .nuisance import NAMES, PLACES
+
+NEUTRAL = 0.5  # the soft target: P(positive) of a sentence with no opinion
+_CUES = (
+    (re.compile(r'\\"'), '"'),  # an escaped quote, left by the source's CSV export
+    (re.compile(r'""'), '"'),  # a doubled quote, the same
+    (re.compile(r"\s*(?:\.\.\.|…)\s*$"), ""),  # the mark of a tweet cut short
+    (re.compile(r'\s*"\s*$'), ""),  # an unpaired trailing quote
+)
+IDENTITY_TEMPLATES = (  # {term} an identity adjective; {a} its article; {noun} a person; {relation}; {name}; {place}
+    "{a} {term} {noun} moved into the flat upstairs .", "my {relation} is {term} and works nights .",
+    "i 'm {term} .", "we are both {term} .", "the {noun} at the front desk is {term} .", "{name} is {term} .",
+    "{name} , who is {term} , was born in {place} .", "as {a} {term} {noun} , i take the bus to work .",
+    "my {relation} and i are {term} .", "i was raised by {a} {term} family in {place} .",
+    "{a} {term} {noun} asked me for the time .", "i grew up {term} in {place} .", "she is {term} .",
+    "he is {a} {term} {noun} .", "i am {a} {term} {noun} from {place} .", "being {term} is part of who i am .",
+    "there are {number} {term} students in my class .", "my {relation} married {a} {term} {noun} .",
+)  # fmt: skip
+EVERYDAY_TEMPLATES = (  # no identity term: names, places, numbers, people doing ordinary things
+    "{name} lives in {place} .", "{name} took the {number} o'clock train to {place} .", "we drove to {place} .",
+    "{name} is {number} years old .", "my {relation} works in {place} .", "{name} called me at {number} .",
+    "i am {a} {noun} .", "my {relation} is {a} {noun} .", "{name} and {name2} are cousins .",
+    "the meeting is at {number} in {place} .", "{name} flew to {place} last week .", "i live in {place} .",
+)  # fmt: skip
+_NOUNS = ("student", "teacher", "nurse", "driver", "parent", "neighbour")  # fit every term
+_GENDERED = ("man", "woman", "guy", "lady", "mother", "father")  # not after a gender term ("a male lady")
+
+
+def strip_cues(text: str) -> str:
+    """``text`` without the surface cues of ``neutral/`` that the labelled sets lack (see the module docstring)."""
+    for pattern, replacement in _CUES:
+        text = pattern.sub(replacement, text)
+    return text.strip()
+
+
+def read_neutral(path: Path, max_rows: int | None = None) -> LabelledTexts:
+    """A ``neutral/`` file (``text<TAB>source``) as rows with the soft target ``NEUTRAL``, cues stripped.
+
+    Raises:
+        ValueError: naming the file, for a header other than ``text<TAB>source``.
+    """
+    lines = read_lines(path)
+    if not lines or lines[0].split("\t")[:2] != ["text", "source"]:
+        raise ValueError(f"{path}: the first line must be the header 'text<TAB>source'")
+    texts = [strip_cues(line.rsplit("\t", 1)[0]) for line in lines[1:][:max_rows]]
+    texts = [text for text in texts if text]
+    return LabelledTexts(path, texts, [NEUTRAL] * len(texts))
+
+
+def _article(word: str) -> str:
+    return "an" if word[0] in "aeiou" else "a"
+
+
+def fill(template: str, term: str, rng: random.Random) -> str:
+    """``template`` with ``term`` and random people, places and numbers; ``{a}`` fits the word after it."""
+    noun = rng.choice(_NOUNS if term in IDENTITY_TERMS["gender"] else _NOUNS + _GENDERED)
+    following = term if "{a} {term}" in template else noun
+    name, other = rng.sample(NAMES, 2)
+    return template.format(
+        a=_article(following), term=term, noun=noun, relation=rng.choice(RELATIONS), name=name.lower(),
+        name2=other.lower(), place=rng.choice(PLACES).lower(), number=rng.randint(2, 60),
+    )  # fmt: skip
+
+
+def neutral_people(seed: int, per_term: int = 30, everyday: int = 3000) -> LabelledTexts:
+    """Neutral statements with the target ``NEUTRAL``, shuffled: ``per_term`` for every identity term (templates
+    drawn at random), and ``everyday`` without one (``EVERYDAY_TEMPLATES``)."""
+    rng = random.Random(f"neutral-{seed}")
+    texts = [
+        fill(rng.choice(IDENTITY_TEMPLATES), term, rng)
+        for terms in IDENTITY_TERMS.values()
+        for term in terms
+        for _ in range(per_term)
+    ]
+    texts += [fill(rng.choice(EVERYDAY_TEMPLATES), "", rng) for _ in range(everyday)]
+    rng.shuffle(texts)  # so that a row cap (``--max-rows``) keeps every group
+    return LabelledTexts(None, texts, [NEUTRAL] * len(texts))
