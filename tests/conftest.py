@@ -271,6 +271,8 @@ def without_artifact(kept, folder: Path, cache: Path, patch) -> Iterator[Path]:
         kept.forget()
         (folder / kept.name).unlink(missing_ok=True)
 
+    shipped = Path(__file__).resolve().parents[1] / "assets"
+    assert not folder.resolve().is_relative_to(shipped), f"the app serves {folder}: this would delete a shipped file"
     forget()
     patch.setenv(artifacts.CACHE_VARIABLE, str(cache))
     try:

@@ -5,7 +5,6 @@ The checks on the data sets need the data folder laid out as ``../shared/data/RE
 where it is absent. The hand-written files in ``benchmarks/`` are committed, so their checks always run.
 """
 
-import importlib
 import json
 import re
 from pathlib import Path
@@ -209,8 +208,8 @@ EXAMPLE_LABELS = {
 }
 
 
-def test_the_page_examples_are_read_right(bundled):
-    examples = importlib.import_module("app").EXAMPLES
+def test_the_page_examples_are_read_right(bundled, app):
+    examples = app.EXAMPLES  # the fixture's app, on a tiny model: importing ``app`` here would serve assets/model
     assert set(examples) == set(EXAMPLE_LABELS)
     predictions = predicted_classes(bundled.model, bundled.tokenizer, examples).tolist()
     assert [bundled.model.label_names[p] for p in predictions] == [EXAMPLE_LABELS[text] for text in examples]
