@@ -1,7 +1,7 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
 Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
-its dark twin, the Head atlas, Walkthrough and Behaviour tabs, and the Attributions tab's faithfulness figure.
+its dark twin, the Head atlas, Walkthrough, Behaviour and Patching tabs, and the Attributions tab's faithfulness figure.
 """
 
 import io
@@ -29,10 +29,12 @@ SCREENSHOTS = {
     "walkthrough": ROOT / "assets" / "screenshot-walkthrough.png",
     "faithfulness": ROOT / "assets" / "screenshot-faithfulness.png",
     "behaviour": ROOT / "assets" / "screenshot-behaviour.png",
+    "patching": ROOT / "assets" / "screenshot-patching.png",
 }
 PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
     "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
     "behaviour": ("#behaviour-figures", "#behaviour-table"),
+    "patching": ("#patching-a", "#patching-heads"),  # the heads grid is taller than the readout beside it
 }
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -221,6 +223,11 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
         elif shot == "behaviour":
             page.goto(f"{served}?view=behaviour")
             page.wait_for_function("() => document.querySelector('#behaviour-table')?.textContent.includes('miss')")
+        elif shot == "patching":  # the README's example pair
+            pair = f"patch_a={quote('The film was really good.')}&patch_b={quote('The film was not good.')}"
+            page.goto(f"{served}?view=patching&{pair}")
+            for plot in ("stages", "heads", "readout"):
+                page.locator(f"#patching-{plot} .main-svg").first.wait_for()
         elif shot == "walkthrough":
             page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")
             page.wait_for_function(
