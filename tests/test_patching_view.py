@@ -82,7 +82,7 @@ def test_different_lengths_are_said_in_one_line_with_an_edit(app):
     assert (
         "\n" not in said
         and counts in said
-        and f"B has {html.escape(repr(added))} at position 3 where A has nothing" in said
+        and f"B has {html.escape(repr(added), quote=False)} at position 3 where A has nothing" in said
     )
     summary, *figures, _ = patching.show_patching("the film was good .", "the film was not good .", "b_into_a", None)
     assert counts in summary and figures == [None, None, None]
