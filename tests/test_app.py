@@ -85,7 +85,9 @@ KEPT_ONLY = {"show_kept_step", "show_moved_step"}
 def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forward_calls):
     """A main view's tab, redraw and control events skip the queue; nothing that runs the model does."""
     fns = list(app.demo.fns.values())
-    by_view = [fn for fn in fns if isinstance(fn.fn, functools.partial)]  # each tab's select and hidden redraw
+    by_view = [  # each tab's select and hidden redraw (not a view's quick redraws from what it kept)
+        fn for fn in fns if isinstance(fn.fn, functools.partial) and fn.name not in KEPT_ONLY
+    ]
     assert {fn.fn.args[0] for fn in by_view} == {view.id for view in views.VIEWS}
     assert all(fn.queue == (fn.fn.args[0] not in page.MAIN_VIEWS) for fn in by_view)
     assert all(fn.queue for fn in fns if fn.name in ("show_text", "restore_page"))
@@ -97,11 +99,11 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
     for fn in skipping:
         values = [result if isinstance(block, gr.State) and block.value is None else block.value for block in fn.inputs]
         drawn = fn.fn(dict(zip(fn.inputs, values, strict=True))) if fn.inputs_as_dict else fn.fn(*values)
+        if fn.name in KEPT_ONLY:  # a view's own kept numbers, none kept yet: it stays as it is
+            assert all(value == gr.skip() for block, value in drawn.items() if block in drawn_by(fn)), fn.name
+            continue
         if not fn.inputs_as_dict:  # a control's handler returns its outputs in order, a figure for each plot
             drawn = dict(zip(fn.outputs, drawn if isinstance(drawn, tuple) else (drawn,), strict=True))
-            if all(value == gr.skip() for value in drawn.values()):  # a view's own kept numbers, none kept yet
-                assert fn.name in KEPT_ONLY, fn.name
-                continue
             assert all(isinstance(drawn[block], go.Figure) for block in fn.outputs if isinstance(block, gr.Plot)), (
                 fn.name
             )
@@ -114,6 +116,11 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
         drawn_plots |= {block for block, value in drawn.items() if isinstance(value, go.Figure)}
     assert drawn_plots == plots  # every plot these events update, some event draws
     assert not forward_calls
+
+
+def drawn_by(fn) -> list:
+    """An event's outputs that draw, without a view's failure line."""
+    return [block for block in fn.outputs if "view-failure" not in (block.elem_classes or [])]
 
 
 def over_tokens(figure, labels: list[str]) -> bool:
@@ -155,7 +162,7 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [fn for fn in app.demo.fns.values() if isinstance(fn.fn, functools.partial)]
+    fns = [fn for fn in app.demo.fns.values() if isinstance(fn.fn, functools.partial) and fn.name not in KEPT_ONLY]
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
@@ -432,6 +439,34 @@ def test_a_view_that_fails_to_draw_says_so_in_its_tab_and_the_page_keeps_the_res
     assert logged.exc_info and "rollout" in logged.getMessage()
     shown = parts.draw_view("attention", {c: values.get(c, c.value) for c in parts.drawings["attention"].inputs})
     assert isinstance(shown[parts.drawings["attention"].outputs[0]], go.Figure)  # the other views still draw
+
+
+def test_a_redraw_the_view_wires_itself_fails_in_its_tab_alone(app, monkeypatch, caplog):
+    """The Walkthrough's Previous and Next, drawn from the kept pass off the queue: a failing step draw says so in
+    one line in the tab, is logged once with its traceback, and leaves the step and every other output as it was."""
+    parts = page_parts(app)
+    walk = parts.drawings["walkthrough"]
+    movers = [fn for fn in app.demo.fns.values() if fn.name == "show_moved_step"]
+    result = page.show_text(SENTENCE, 1, "1", [0])[0]
+    kept = views.walkthrough.show_step(result, 10, 1, 1, None)[-1]
+    values = dict(zip(walk.inputs, [result, 10, 1, 1, kept], strict=True))
+    failure = parts.failures["walkthrough"]
+
+    def broken(*_):
+        raise ValueError("yaxis domain[0] = -2.22e-16")
+
+    monkeypatch.setattr(views.walkthrough, "draw_step", broken)
+    assert len(movers) == 2
+    for mover in movers:
+        assert failure in mover.outputs and set(drawn_by(mover)) <= {*walk.inputs, *walk.outputs}
+        caplog.clear()
+        with caplog.at_level(logging.ERROR, logger=events.__name__):
+            drawn = mover.fn({block: values[block] for block in mover.inputs})
+        said = drawn[failure]
+        assert said["visible"] and "could not be drawn" in said["value"] and "\n" not in said["value"]
+        assert all(isinstance(drawn[block], type(gr.skip())) for block in drawn_by(mover))
+        (logged,) = caplog.records
+        assert logged.exc_info and "walkthrough" in logged.getMessage()
 
 
 @pytest.mark.parametrize(

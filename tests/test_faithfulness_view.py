@@ -116,3 +116,13 @@ def test_each_method_keeps_its_colour_in_both_panels(app, loaded, result):
     assert set(colours) == {*found.methods, "random (floor)"}
     assert all(len(seen) == 1 for seen in colours.values())  # the same in both panels: the one legend holds
     assert len({next(iter(seen)) for seen in colours.values()}) == len(colours)  # and no two alike
+
+
+def test_the_legend_sits_at_the_figure_s_foot_below_the_axis_titles(app, loaded, result):
+    """Placed in the container, plotly reserves the legend's rows under the axis titles' margin; at a paper y below
+    the axes its rows grew up into them on a phone (``test_phone_browser`` draws it at 390 px)."""
+    found = attributions.attribution_tab(loaded.model, loaded.tokenizer, result, steps=4).faithfulness["pad"]
+    layout = erasure_figures.faithfulness_figure(found, "positive").layout
+    legend = layout.legend
+    assert (legend.orientation, legend.yref, legend.y, legend.yanchor) == ("h", "container", 0, "bottom")
+    assert layout.xaxis.title.text and layout.xaxis2.title.text  # the titles it stays clear of

@@ -5,9 +5,13 @@ Head atlas's grid goes to two columns, its titles apart."""
 import json
 
 import pytest
+import torch
 from conftest import TIMEOUT_MS
 
+from transformer.explain.agreement import METHODS
 from transformer.explain.atlas import BEHAVIOURS
+from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, Faithfulness
+from transformer.explorer.erasure_figures import faithfulness_figure
 from transformer.explorer.views.head_atlas import atlas_figure
 
 pytestmark = pytest.mark.browser
@@ -107,5 +111,66 @@ def test_the_head_atlas_grid_goes_to_two_columns_on_a_phone_and_its_titles_never
         page.wait_for_function("() => window.Plotly")  # Gradio loads plotly for the first figure it draws
         drawn = page.evaluate(DRAW_GRID, figure)
         assert drawn == {"columns": columns, "titles": 8, "overlaps": 0}
+    finally:
+        context.close()
+
+
+def erasure_curves() -> Faithfulness:
+    """Made-up erasure curves with what ``faithfulness_figure`` reads: every method and the random floor."""
+    k, j = len(METHODS), len(PERCENTS)
+    curves = torch.linspace(0, 1, k * j).reshape(k, j)  # (K, J)
+    return Faithfulness(
+        methods=METHODS,
+        mode="pad",
+        target=1,
+        percents=PERCENTS,
+        counts=tuple(range(1, j + 1)),
+        seeds=RANDOM_SEEDS,
+        full_probability=0.9,
+        comprehensiveness=curves,
+        sufficiency=curves.flip(1),
+        comprehensiveness_aopc=curves.mean(1),
+        sufficiency_aopc=curves.mean(1),
+        random_comprehensiveness=curves[0],
+        random_sufficiency=curves[0],
+        random_comprehensiveness_aopc=0.5,
+        random_sufficiency_aopc=0.5,
+    )
+
+
+# Plotly.react a figure into a new element of the page; then which of its legend, axis titles and subplot titles
+# overlap one another (pairs of their names).
+DRAW_LABELS = """async (figure) => {
+    const gd = document.createElement("div");
+    document.body.prepend(gd);
+    await Plotly.react(gd, figure.data, figure.layout);
+    const named = [[gd.querySelector(".legend .bg"), "legend"]];
+    gd.querySelectorAll(".g-xtitle, .g-x2title, .g-ytitle, .g-y2title").forEach((e) => named.push([e, e.classList[0]]));
+    gd.querySelectorAll(".annotation").forEach((e, k) => named.push([e, `annotation ${k}`]));
+    const boxes = named.map(([e, name]) => [e.getBoundingClientRect(), name]);
+    const overlaps = [];
+    boxes.forEach(([a, first], i) => boxes.slice(i + 1).forEach(([b, second]) => {
+        const meet = a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom;
+        if (meet) overlaps.push(`${first} × ${second}`);
+    }));
+    const height = gd.getBoundingClientRect().bottom, legendBottom = boxes[0][0].bottom;
+    const plotHeight = gd._fullLayout._size.h;
+    gd.remove();
+    return {labels: boxes.length, overlaps, legendInside: legendBottom <= height + 1, plotHeight};
+}"""
+
+
+@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
+def test_the_faithfulness_figure_s_legend_never_overlaps_its_axis_titles(browser, url, width):
+    figure = json.loads(faithfulness_figure(erasure_curves(), "positive").to_json())
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.Plotly")
+        drawn = page.evaluate(DRAW_LABELS, figure)
+        assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
+        assert drawn == {"labels": 7, "overlaps": [], "legendInside": True}
     finally:
         context.close()

@@ -22,6 +22,10 @@ REMOVED = {
 RANDOM_COLOUR = "#7f7f7f"  # the floor: grey and dashed, under the methods' colours
 COLOURS = TEMPLATE.layout.colorway
 
+# The legend along the figure's foot: placed in the container, plotly reserves its rows (two or three on a phone)
+# below the margin the axis titles push, so they never meet (a legend at a paper y below the axes grew up into them).
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0.5, "xanchor": "center"}
+
 
 def _curve_trace(name: str, result: Faithfulness, values: torch.Tensor, axis: int, **style) -> dict:
     """One curve as a scatter trace on subplot ``axis`` (1 or 2); the legend shows each name once."""
@@ -74,7 +78,7 @@ def faithfulness_figure(result: Faithfulness, label: str) -> go.Figure:
             dict(text=text, x=x, y=1.0, xref="paper", yref="paper", xanchor="center", yanchor="bottom", showarrow=False)
             for text, x in (("comprehensiveness: higher is better", 0.225), ("sufficiency: lower is better", 0.775))
         ],
-        legend={"orientation": "h", "y": -0.25},
+        legend=LEGEND_BELOW,
         height=420,
         **TOUCH,
     )

@@ -103,9 +103,14 @@ class PageParts:
         A failure stays in the view: its outputs keep what they show, a line in its tab says it could not be
         drawn, and the log has the traceback, once. (A ``gr.Error`` is the sender's to read, as Gradio shows it.)
         """
-        drawing, failure = self.drawings[view], self.failures[view]
+        drawing = self.drawings[view]
         if view in MAIN_VIEWS and values[self.page.result] is None:
-            return {output: gr.skip() for output in [*drawing.outputs, failure]}
+            return {output: gr.skip() for output in self.view_outputs(view)}
+        return self.draw_part(view, drawing, values)
+
+    def draw_part(self, view: str, drawing: Drawing, values: dict) -> dict:
+        """Draw ``drawing``, the whole of ``view`` or one of its ``redraws``, with a failure kept in the view."""
+        failure = self.failures[view]
         try:
             return drawing.draw(values) | {failure: gr.update(visible=False)}
         except gr.Error:
@@ -210,6 +215,11 @@ def view_events(parts: PageParts) -> None:
             on_control = functools.partial(parts.draw_view, view)
             on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
             changed.append(gr.on(drawing.triggers, on_control, set(drawing.inputs), parts.view_outputs(view), **events))
+        for redraw in drawing.redraws:  # from what the view kept, off the queue
+            on_redraw = functools.partial(parts.draw_part, view, redraw)
+            on_redraw.__name__ = redraw.handler.__name__
+            outputs = [*redraw.outputs, parts.failures[view]]
+            changed.append(gr.on(redraw.triggers, on_redraw, set(redraw.inputs), outputs, **PRIVATE, queue=False))
         for event in changed:
             event.success(**write_address(parts, names))
 

@@ -38,6 +38,7 @@ _TABS = f"""
 @media (max-width: {PHONE_PX}px) {{
   #views button[role="tab"] {{ min-height: 44px; height: auto; padding: 0 10px; }}
 }}
+#views button[role="tab"].selected {{ color: var(--body-text-color); font-weight: 600; }}  /* the accent was 2.8:1 */
 .gradio-container input:is([type="radio"], [type="checkbox"]):focus-visible {{
   outline: 3px solid var(--body-text-color); outline-offset: 2px; }}  /* Gradio's own ring is faint */
 #copy-link-field {{ margin-top: 6px; padding: 6px 8px; font-size: 0.85em; border: 1px solid var(--border-color-primary);

@@ -463,12 +463,11 @@ def layout(page: Page) -> Drawing:
     # A step, layer or head change draws from the kept pass off the queue (as a head change on the Attention tab
     # does), and so do Previous and Next, which move the step too. Not the step's change event: the page
     # load sets the step, layer and head at once, and a change event would read the layer and head from before.
-    quick = {"api_visibility": "private", "queue": False, "trigger_mode": "always_last"}
-    redrawn = [gr.on([step.release, layer.input, head.input], show_kept_step, inputs, outputs[:3], **quick)]
+    redraws = [Drawing(show_kept_step, inputs, outputs[:3], [step.release, layer.input, head.input])]
     for button, change in ((previous, -1), (following, 1)):  # one request that moves the step and draws it
-        redrawn.append(button.click(step_mover(change), inputs, [step, *outputs[:3]], **quick))
+        redraws.append(Drawing(step_mover(change), inputs, [step, *outputs[:3]], [button.click]))
     controls = {"step": step, "walk_layer": layer, "walk_head": head}
-    return Drawing(show_step, inputs, outputs, [], controls, redrawn)
+    return Drawing(show_step, inputs, outputs, [], controls, redraws=redraws)
 
 
 VIEW = View(
