@@ -459,6 +459,11 @@ NEW_VALUES = {
     "step": ("type", "Step", "5", "5"),
     "walk_layer": ("choose", "Layer", "2", "2"),
     "walk_head": ("choose", "Head", "2", "2"),
+    "weighting": ("choose", "Show", "weight × ‖f(x)‖", "norms"),
+    "grid_weighting": ("choose", "Show", "weight × ‖f(x)‖", "norms"),
+    "patch_a": ("type", "Sentence A", "The film was dull.", "The film was dull."),
+    "patch_b": ("type", "Sentence B", "The film was good.", "The film was good."),
+    "patch_direction": ("choose", "Patch", "A into B", "a_into_b"),
 }
 
 
@@ -491,6 +496,11 @@ def address_holding(page, expected: dict, seconds: float = 30) -> dict:
         time.sleep(0.2)
 
 
+# Views whose controls do not yet all reach the address: each is tested below as a known failure (strict: it must
+# fail until fixed, then this entry goes).
+ADDRESS_BUGS = {"patching"}
+
+
 def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page, url):
     """A copied address holds each view's controls: change each one on its tab, and the address has every one
     of the view's parameters with its new value (not only the one changed last)."""
@@ -498,7 +508,7 @@ def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page,
     page.goto(url)
     submit(page, ADDRESS_TEXT)
     wait_for_heatmap_with(page, "charming", "dull")
-    for view in (view for view in VIEWS if view.params):
+    for view in (view for view in VIEWS if view.params and view.id not in ADDRESS_BUGS):
         page.get_by_role("tab", name=view.title, exact=True).click()
         before = address_holding(page, {"view": view.id})
         panel = page.locator("#views .tabitem").filter(visible=True)
@@ -508,3 +518,22 @@ def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page,
             set_control(page, panel, how, label, choice)
             address_holding(page, {name: value})
         address_holding(page, {"view": view.id} | {name: NEW_VALUES[name][3] for name in view.params})
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="known bug: after both sentences are typed, changing the direction writes the address with the "
+    "Patching tab's default sentences",
+)
+def test_the_patching_tabs_typed_sentences_stay_in_the_address_when_the_direction_changes(page, url):
+    page.goto(url)
+    submit(page, ADDRESS_TEXT)
+    wait_for_heatmap_with(page, "charming", "dull")
+    view = next(view for view in VIEWS if view.id == "patching")
+    page.get_by_role("tab", name=view.title, exact=True).click()
+    panel = page.locator("#views .tabitem").filter(visible=True)
+    for name in view.params:
+        how, label, choice, value = NEW_VALUES[name]
+        set_control(page, panel, how, label, choice)
+        address_holding(page, {name: value})
+    address_holding(page, {"view": view.id} | {name: NEW_VALUES[name][3] for name in view.params})

@@ -181,6 +181,10 @@ def test_no_figure_title_sits_under_the_plotly_toolbar_on_a_phone(browser, url, 
         assert len(tabs) >= 10, tabs  # every tab with a figure (only Export and Errors have none)
         for title, plots in tabs.items():
             page.get_by_role("tab", name=title, exact=True).click()
+            if title == "Patching":  # its example pairs line up on the bundled tokenizer, not on the tiny one
+                page.locator("#patching-a textarea").fill("the film was dull .")
+                page.locator("#patching-b textarea").fill("the film was good .")
+                page.locator("#patching-button").click()
             for plot in plots:
                 measured[plot] = boxes = settled(page, plot)
                 if boxes["modebar"] and boxes["title"] and intersect(boxes["modebar"], boxes["title"]):

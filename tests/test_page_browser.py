@@ -298,11 +298,15 @@ def test_integrated_gradients_steps_recompute_on_enter_and_arrow_keys_and_the_li
 # step is done: the box gets " journey" typed into it then.
 LATE_KEYS = """Object.defineProperty(window, "explorer", {configurable: true, get: () => undefined, set(explorer) {
     const keepTyped = explorer.keepTyped;
-    explorer.keepTyped = (...args) => {
-        const kept = keepTyped(...args);
-        const box = document.querySelector("#sentence textarea");
-        box.value += " journey";
+    const type = (box, text) => {
+        box.value = text;
         box.dispatchEvent(new Event("input", {bubbles: true}));
+    };
+    explorer.keepTyped = (...args) => {
+        const box = document.querySelector("#sentence textarea");
+        type(box, "a dull film");  // typed while the page loaded, whenever the load's answer arrives
+        const kept = keepTyped(...args);
+        type(box, box.value + " journey");  // typed the instant after the load decided
         return kept;
     };
     Object.defineProperty(window, "explorer", {value: explorer, writable: true, configurable: true});
@@ -320,9 +324,10 @@ def test_keys_typed_as_the_load_ends_stay_and_analyze_reads_the_whole_box(browse
         page.goto(url, wait_until="commit")
         box = page.locator("#sentence textarea")
         box.wait_for(state="attached")
-        box.fill("a dull film")
+        # LATE_KEYS types around the load's decision itself: a fill here could land before or after the load ends
+        page.wait_for_function("() => document.querySelector('#sentence textarea').value.endsWith(' journey')")
         page.wait_for_function(SETTLED)
-        page.wait_for_timeout(500)  # the load's steps have landed
+        page.wait_for_timeout(500)  # the load's later steps have landed: none may write over the keys
         assert box.input_value() == "a dull film journey"
         page.locator("#analyze").click()
         wait_for_heatmap_with(page, "dull", "film", "journey")
