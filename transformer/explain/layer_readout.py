@@ -4,8 +4,8 @@ Shape letters: L = layers, N = tokens, D = d_model, C = classes.
 
 The residual stream after the embeddings and after each block goes through the model's own final steps: for the
 tutorial's model the final LayerNorm, the mean of the tokens and the MLP head; for a Hub model its [CLS] pooler
-(or DistilBERT's pre-classifier) and head. Rather than copying those steps per architecture, the stream of each
-stage replaces the last block's output in one batched run (``patching.replace_hook``), so what reads it is the
+(or DistilBERT's pre-classifier) and head. Rather than copying those steps per architecture, one run's last block
+output becomes L + 1 rows, each the stream of one stage (``patching.replace_hook``), so what reads them is the
 model's own code. The last stage is the forward pass itself.
 """
 
@@ -33,5 +33,6 @@ def layer_readout(model, input_ids: torch.Tensor) -> torch.Tensor:
     rows = torch.arange(stages, device=input_ids.device).repeat_interleave(n)  # (S·N,): stage s for row s
     positions = torch.arange(n, device=input_ids.device).repeat(stages)  # (S·N,)
     last = model.stage_modules()[-1]
-    with hooks.added([(last, replace_hook(rows, positions, states.reshape(stages * n, -1)), "post")]):
-        return model(input_ids.expand(stages, -1))  # (L + 1, C)
+    every_stage = replace_hook(rows, positions, states.reshape(stages * n, -1), copies=stages)  # values (S·N, D)
+    with hooks.added([(last, every_stage, "post")]):
+        return model(input_ids)  # (L + 1, C)

@@ -6,9 +6,13 @@ Shape letters: L = layers, H = heads, N = tokens, D = d_model, d_k = D // H, C =
 Run the destination sentence (A, for "B into A") and the source (B) once, keeping the residual stream at every
 stage (stage 0 enters block 1, stage s leaves block s) and every head's context before W_o. Then rerun the
 destination with one piece taken from the source: one stage's vector at one position, or one head's context at
-every position. Every patched run is a row of one batch (``ROW_TOKENS`` bounds a pass), and the hooks that
-replace the pieces live for that call only (``hub.hooks.added``), on the modules each model names in
-``stage_modules`` and ``attention_projections``: the tutorial's model and a Hub model alike.
+every position. A patch at stage s (or in block s + 1) changes nothing before it, so one pass per stage runs the
+destination up to stage s once and only then becomes one row per patch (``replace_hook``'s ``copies``): the blocks
+before the patch run once instead of once per run. A vector (or context) the two sentences share exactly is no
+patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` bounds a pass. The hooks that replace the pieces
+live for that call only (``hub.hooks.added``), on the modules each model names in ``stage_modules`` and
+``attention_projections``: the tutorial's model and a Hub model alike. ``patched_logits`` is the plain version,
+one whole run, that the tests hold the passes to.
 
 The measure is the logit difference LD = logit[t] − logit[u], with t the class B predicts and u the class A
 predicts (A's runner-up when both predict the same class). The share restored is (LD_patched − LD_dest) /
@@ -65,15 +69,17 @@ def _stream(output):
     return output[0] if isinstance(output, tuple) else output
 
 
-def replace_hook(rows: torch.Tensor, positions: torch.Tensor, values: torch.Tensor) -> Callable:
-    """A forward hook that sets the stream's vector at (rows[k], positions[k]) to values[k] for every k.
+def replace_hook(rows: torch.Tensor, positions: torch.Tensor, values: torch.Tensor, copies: int = 0) -> Callable:
+    """A forward hook that sets the stream's vector at (rows[k], positions[k]) to values[k] for every k; with
+    ``copies``, the stream of one run first becomes that many identical rows, so what follows runs once per row.
 
     Shape:
-        rows, positions: (K,); values: (K, D); the module's stream: (B, N, D).
+        rows, positions: (K,); values: (K, D); the module's stream: (B, N, D), or (1, N) -> (copies, N, D).
     """
 
     def hook(module, args, output):
-        stream = _stream(output).clone()  # (B, N, D)
+        stream = _stream(output)  # (B, N, D)
+        stream = stream.expand(copies, -1, -1).clone() if copies else stream.clone()  # (B or copies, N, D)
         stream[rows, positions] = values.to(stream.dtype)
         return (stream, *output[1:]) if isinstance(output, tuple) else stream
 
@@ -155,54 +161,78 @@ def patched_logits(
     Shape:
         input_ids: (1, N). Returns (C,).
     """
-    stage_plan, head_plan = (_one_row_plan(pairs, input_ids.device) for pairs in (stages, heads))
-    return _patched_runs(model, input_ids, source, stage_plan, head_plan, rows=1)[0]
-
-
-def _one_row_plan(pairs: Sequence[tuple[int, int]], device: torch.device) -> torch.Tensor:
-    """(row 0, index, index) for each pair: (K, 3)."""
-    return torch.tensor([(0, *pair) for pair in pairs], dtype=torch.long, device=device).reshape(-1, 3)
-
-
-def _patched_runs(
-    model, input_ids: torch.Tensor, source: Activations, stage_plan: torch.Tensor, head_plan: torch.Tensor, rows: int
-) -> torch.Tensor:
-    """``rows`` runs of ``input_ids`` in one batch, each with the pieces its plan rows name taken from ``source``.
-
-    Shape:
-        input_ids: (1, N); stage_plan: (K, 3) of (row, stage, position); head_plan: (K', 3) of (row, layer, head).
-        Returns (rows, C).
-    """
     specs = []
     for stage, module in enumerate(model.stage_modules()):
-        row, _, position = stage_plan[stage_plan[:, 1] == stage].T  # each (K_s,)
-        if len(row):
-            specs.append((module, replace_hook(row, position, source.states[stage, position]), "post"))
+        position = _indices([p for s, p in stages if s == stage], input_ids.device)  # (K_s,)
+        if len(position):
+            hook = replace_hook(torch.zeros_like(position), position, source.states[stage, position])
+            specs.append((module, hook, "post"))
     for layer in range(model.num_layers):
-        row, _, head = head_plan[head_plan[:, 1] == layer].T  # each (K_l,)
-        if len(row):
+        head = _indices([h for at, h in heads if at == layer], input_ids.device)  # (K_l,)
+        if len(head):
             values = source.contexts[layer][:, head].transpose(0, 1)  # (N, K_l, d_k) -> (K_l, N, d_k)
-            hook = replace_heads_hook(row, head, values, model.num_heads)
+            hook = replace_heads_hook(torch.zeros_like(head), head, values, model.num_heads)
             specs.append((model.attention_projections(layer)[1], hook, "pre"))
     with hooks.added(specs):
-        return model(input_ids.expand(rows, -1))  # (rows, C)
+        return model(input_ids)[0]  # (C,)
 
 
-def _batched(model, input_ids: torch.Tensor, source: Activations, plans: torch.Tensor, row_tokens: int):
-    """Every run of ``plans`` (one per row: kind 0 a stage, 1 a head; then its two indices), in passes of at most
-    ``row_tokens`` tokens.
+def _indices(values: list[int], device: torch.device) -> torch.Tensor:
+    return torch.tensor(values, dtype=torch.long, device=device)
+
+
+def _stage_pass(
+    model, input_ids: torch.Tensor, source: Activations, stage: int, positions: torch.Tensor, heads: torch.Tensor
+) -> torch.Tensor:
+    """One pass: the destination runs to ``stage`` once, then as one row per patch: rows 0 .. P − 1 take the
+    source's vector at one of ``positions`` at this stage, the next K take one of ``heads``' context in the block
+    after it (layer ``stage``, counting from 0), at every position.
 
     Shape:
-        plans: (R, 3) of (kind, stage or layer, position or head). Returns (R, C).
+        input_ids: (1, N); positions: (P,); heads: (K,), empty at the last stage. Returns (P + K, C).
     """
-    per_pass = max(1, row_tokens // input_ids.size(1))
-    logits = []
-    for start in range(0, len(plans), per_pass):
-        chunk = plans[start : start + per_pass]  # (R', 3)
-        numbered = torch.cat([torch.arange(len(chunk), device=chunk.device)[:, None], chunk[:, 1:]], dim=1)  # (R', 3)
-        stage_plan, head_plan = numbered[chunk[:, 0] == 0], numbered[chunk[:, 0] == 1]  # (K, 3), (K', 3)
-        logits.append(_patched_runs(model, input_ids, source, stage_plan, head_plan, len(chunk)))
-    return torch.cat(logits)  # (R, C)
+    rows = len(positions) + len(heads)
+    on_stage = replace_hook(torch.arange(len(positions)), positions, source.states[stage, positions], copies=rows)
+    specs = [(model.stage_modules()[stage], on_stage, "post")]
+    if len(heads):
+        values = source.contexts[stage][:, heads].transpose(0, 1)  # (N, K, d_k) -> (K, N, d_k)
+        in_block = replace_heads_hook(torch.arange(len(positions), rows), heads, values, model.num_heads)
+        specs.append((model.attention_projections(stage)[1], in_block, "pre"))
+    with hooks.added(specs):
+        return model(input_ids)  # (P + K, C)
+
+
+def _changed(source: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
+    """The indices along dim 0 where ``source`` and ``dest`` differ anywhere: (M,), from (X, ...) each."""
+    return (source != dest).reshape(len(source), -1).any(dim=1).nonzero()[:, 0]
+
+
+def _stage_shares(
+    model, input_ids: torch.Tensor, source: Activations, dest: Activations, stage: int, row_tokens: int, share
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The share restored by each patch at ``stage`` (each position) and in the block after it (each head), in
+    passes of at most ``row_tokens`` tokens; a piece the destination already has restores 0 without a run.
+
+    Args:
+        share: logits (R, C) -> the share each row restores (R,).
+
+    Shape:
+        Returns (by position (N,), by head (H,)); no heads, (0,), at the last stage.
+    """
+    positions = _changed(source.states[stage], dest.states[stage])  # (P,)
+    has_block = stage < len(source.contexts)
+    heads = _changed(*(run.contexts[stage].transpose(0, 1) for run in (source, dest))) if has_block else positions[:0]
+    per_pass, p, rows = max(1, row_tokens // input_ids.size(1)), len(positions), len(positions) + len(heads)
+    shares = []  # each (P' + K',), positions first
+    for start in range(0, rows, per_pass):
+        stop = start + per_pass
+        in_pass = positions[start:stop], heads[max(0, start - p) : max(0, stop - p)]
+        shares.append(share(_stage_pass(model, input_ids, source, stage, *in_pass)))
+    done = torch.cat(shares) if shares else torch.empty(0)  # (P + K,)
+    by_position = torch.zeros(input_ids.size(1), dtype=done.dtype, device=done.device)
+    by_head = torch.zeros(model.num_heads if has_block else 0, dtype=done.dtype, device=done.device)
+    by_position[positions], by_head[heads] = done[:p], done[p:]
+    return by_position, by_head
 
 
 def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[int, int]:
@@ -250,26 +280,22 @@ def activation_patching(
     ld_a, ld_b = (float(run.logits[target] - run.logits[contrast]) for run in (run_a, run_b))
     if abs(ld_b - ld_a) < MIN_GAP:
         raise ValueError("the two sentences give the same logit difference, so there is nothing to restore")
-    ids, source, ld_dest, ld_source = (
-        (ids_a, run_b, ld_a, ld_b) if direction == "b_into_a" else (ids_b, run_a, ld_b, ld_a)
+    ids, source, dest, ld_dest, ld_source = (
+        (ids_a, run_b, run_a, ld_a, ld_b) if direction == "b_into_a" else (ids_b, run_a, run_b, ld_b, ld_a)
     )
-    L, H, n = model.num_layers, model.num_heads, ids.size(1)
-    stage_grid = torch.cartesian_prod(torch.arange(L + 1), torch.arange(n))  # (R_s, 2): stage, position
-    head_grid = torch.cartesian_prod(torch.arange(L), torch.arange(H))  # (R_h, 2): layer, head
-    plans = torch.cat(
-        [
-            torch.cat([torch.zeros(len(stage_grid), 1, dtype=torch.long), stage_grid], dim=1),
-            torch.cat([torch.ones(len(head_grid), 1, dtype=torch.long), head_grid], dim=1),
-        ]
-    ).to(ids.device)  # (R, 3)
-    logits = _batched(model, ids, source, plans, row_tokens)  # (R, C)
-    restored = (logits[:, target] - logits[:, contrast] - ld_dest) / (ld_source - ld_dest)  # (R,)
+
+    def share(logits: torch.Tensor) -> torch.Tensor:  # (R, C) -> (R,)
+        return (logits[:, target] - logits[:, contrast] - ld_dest) / (ld_source - ld_dest)
+
+    stages = [
+        _stage_shares(model, ids, source, dest, stage, row_tokens, share) for stage in range(model.num_layers + 1)
+    ]
     return Patching(
         direction=direction,
         target=target,
         contrast=contrast,
         ld_a=ld_a,
         ld_b=ld_b,
-        restored=restored[: len(stage_grid)].reshape(L + 1, n),
-        heads=restored[len(stage_grid) :].reshape(L, H),
+        restored=torch.stack([by_position for by_position, _ in stages]),  # (L + 1, N)
+        heads=torch.stack([by_head for _, by_head in stages[:-1]]),  # (L, H)
     )
