@@ -20,7 +20,7 @@ from conftest import TIMEOUT_MS
 from PIL import Image
 
 from transformer.explorer import link_store, theme
-from transformer.explorer.views import VIEWS
+from transformer.explorer.views import VIEWS, patching
 
 SCREENSHOTS = {
     "light": ROOT / "assets" / "screenshot.png",
@@ -496,11 +496,6 @@ def address_holding(page, expected: dict, seconds: float = 30) -> dict:
         time.sleep(0.2)
 
 
-# Views whose controls do not yet all reach the address: each is tested below as a known failure (strict: it must
-# fail until fixed, then this entry goes).
-ADDRESS_BUGS = {"patching"}
-
-
 def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page, url):
     """A copied address holds each view's controls: change each one on its tab, and the address has every one
     of the view's parameters with its new value (not only the one changed last)."""
@@ -508,7 +503,7 @@ def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page,
     page.goto(url)
     submit(page, ADDRESS_TEXT)
     wait_for_heatmap_with(page, "charming", "dull")
-    for view in (view for view in VIEWS if view.params and view.id not in ADDRESS_BUGS):
+    for view in (view for view in VIEWS if view.params):
         page.get_by_role("tab", name=view.title, exact=True).click()
         before = address_holding(page, {"view": view.id})
         panel = page.locator("#views .tabitem").filter(visible=True)
@@ -520,12 +515,10 @@ def test_every_control_of_every_view_changed_on_the_page_is_in_the_address(page,
         address_holding(page, {"view": view.id} | {name: NEW_VALUES[name][3] for name in view.params})
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known bug: after both sentences are typed, changing the direction writes the address with the "
-    "Patching tab's default sentences",
-)
 def test_the_patching_tabs_typed_sentences_stay_in_the_address_when_the_direction_changes(page, url):
+    """Typing B then Tab focuses the example-pair dropdown, and clicking the direction blurs it: a dropdown sends
+    ``input`` on blur, which once wrote the first example's sentences over the typed ones. Choosing a pair still
+    writes it into both boxes and the address."""
     page.goto(url)
     submit(page, ADDRESS_TEXT)
     wait_for_heatmap_with(page, "charming", "dull")
@@ -537,3 +530,8 @@ def test_the_patching_tabs_typed_sentences_stay_in_the_address_when_the_directio
         set_control(page, panel, how, label, choice)
         address_holding(page, {name: value})
     address_holding(page, {"view": view.id} | {name: NEW_VALUES[name][3] for name in view.params})
+    assert page.locator("#patching-a textarea").input_value() == NEW_VALUES["patch_a"][2]
+    example_a, example_b = patching.EXAMPLES["a negation added"]
+    set_control(page, panel, "pick", "Example pair", "a negation added")
+    address_holding(page, {"patch_a": example_a, "patch_b": example_b})
+    assert page.locator("#patching-b textarea").input_value() == example_b

@@ -202,6 +202,11 @@ def layer_readout(text: str) -> dict:
     return runner.api_view(readout_view, text)
 
 
+def example_pair(name: str | None) -> tuple:
+    """The two sentences of the example pair ``name``; anything else leaves both boxes as they are."""
+    return EXAMPLES.get(str(name), (gr.skip(), gr.skip()))
+
+
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "Where is the decision carried? Take two sentences of the same length that the model reads differently, "
@@ -225,9 +230,8 @@ def layout(page: Page) -> Drawing:
     kept = gr.State()
     inputs, outputs = [text_a, text_b, direction, kept], [about, stages, heads, readout, kept]
     private = {"api_visibility": "private"}
-    picked = example.input(
-        lambda name: EXAMPLES.get(str(name), (first_a, first_b)), example, [text_a, text_b], **private
-    )
+    # ``select``, not ``input``: a dropdown sends ``input`` each time it loses focus too, with no pair chosen
+    picked = example.select(example_pair, example, [text_a, text_b], **private)
     drawn = picked.then(show_patching, inputs, outputs, **private)
     return Drawing(
         show_patching,
