@@ -6,6 +6,7 @@ import html
 
 import gradio as gr
 import numpy as np
+import plotly.graph_objects as go
 import pytest
 import torch
 from app_fixtures import MARKUP
@@ -99,6 +100,22 @@ def test_the_tab_draws_and_keeps_its_numbers(app, forward_calls):
     assert len(forward_calls) == calls + 1 and again[-1] is kept  # A is read again; the patching is kept
     _, _, _, _, other = patching.show_patching(A, B, "a_into_b", kept)
     assert other is not kept and other[1].tokens == kept[1].source_tokens
+
+
+@pytest.mark.parametrize("direction", ["b_into_a", "a_into_b"])
+def test_the_tab_draws_pairs_from_one_word_to_past_the_models_length(served, direction):
+    # The sweep (tests/test_sweep_views.py) draws each tab on the page's sentence at every length; this tab reads its
+    # own two, so here they go from one word to max_len tokens and past it, on every model, as the sweep's do.
+    model, words = served.model, A.split()  # B swaps A's first word for another of as many tokens
+    for count in (1, model.max_len // 2, 2 * model.max_len):  # words: the last pair is read to max_len tokens
+        text_a = " ".join(words[i % len(words)] for i in range(count))
+        text_b = " ".join(["a", *text_a.split()[1:]])
+        summary, *figures, kept = patching.show_patching(text_a, text_b, direction, None)
+        assert "logit(" in summary, (count, summary)
+        read = min(len(served.tokenizer.encode(text_a).ids), model.max_len)
+        assert kept[1].restored.shape == (model.num_layers + 1, read) and len(kept[1].tokens) == read
+        for figure in figures:
+            go.Figure(figure.to_dict())  # plotly's whole validation
 
 
 def test_the_examples_are_pairs_of_one_length_that_the_bundled_model_reads_apart():
