@@ -30,6 +30,7 @@ SCREENSHOTS = {
     "faithfulness": ROOT / "assets" / "screenshot-faithfulness.png",
     "behaviour": ROOT / "assets" / "screenshot-behaviour.png",
     "patching": ROOT / "assets" / "screenshot-patching.png",
+    "norms": ROOT / "assets" / "screenshot-norms.png",
 }
 PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
     "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
@@ -228,6 +229,9 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?view=patching&{pair}")
             for plot in ("stages", "heads", "readout"):
                 page.locator(f"#patching-{plot} .main-svg").first.wait_for()
+        elif shot == "norms":  # the README's head on sentence A of its example pair, weighted by what it moves
+            page.goto(f"{served}?text={quote('The film was really good.')}&layer=2&head=3&weighting=norms")
+            wait_for_heatmap_with(page, "weight × ‖f(x)‖")
         elif shot == "walkthrough":
             page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")
             page.wait_for_function(
