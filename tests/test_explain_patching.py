@@ -84,6 +84,21 @@ def test_the_batched_grids_are_the_single_runs_in_small_passes_too(pair):
     assert one_pass.restored[1:].abs().sum() > 0.1 and one_pass.heads.abs().sum() > 0.01  # the grids move
 
 
+def test_the_blocks_before_a_patch_run_once_per_stage_and_those_after_it_once_per_patch():
+    # The grid's cost: a pass per stage runs the blocks before it on one row, and the blocks after it on one row per
+    # patch (every position but stage 0's unedited ones, which restore 0 without a run, and each head of the next
+    # block). Whole reruns per patch would put (L + 1)·N + L·H rows through every block.
+    model = tiny_model(seed=1)
+    rows = []
+    for block in model.layers:
+        block.register_forward_pre_hook(lambda module, args: rows.append(args[0].size(0)))
+    activation_patching(model, A, B)
+    L, H, n = model.num_layers, model.num_heads, A.size(1)
+    patches = [1 + H] + [n + H] * (L - 1) + [n]  # rows after stage s: stage 0 has one edited position
+    expected = 2 * L + sum(s + (L - s) * patches[s] for s in range(L + 1))  # A and B once, then each stage's pass
+    assert sum(rows) == expected
+
+
 @torch.no_grad()
 def manual_forward(model, ids, patched_head=None, source_heads=None):
     """The tutorial's Pre-LN forward written out, without hooks; with ``patched_head`` = (layer, head), that head's
