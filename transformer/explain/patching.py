@@ -191,12 +191,13 @@ def _stage_pass(
     Shape:
         input_ids: (1, N); positions: (P,); heads: (K,), empty at the last stage. Returns (P + K, C).
     """
-    rows = len(positions) + len(heads)
-    on_stage = replace_hook(torch.arange(len(positions)), positions, source.states[stage, positions], copies=rows)
+    rows, device = len(positions) + len(heads), positions.device
+    patched_rows = torch.arange(len(positions), device=device)  # (P,)
+    on_stage = replace_hook(patched_rows, positions, source.states[stage, positions], copies=rows)
     specs = [(model.stage_modules()[stage], on_stage, "post")]
     if len(heads):
         values = source.contexts[stage][:, heads].transpose(0, 1)  # (N, K, d_k) -> (K, N, d_k)
-        in_block = replace_heads_hook(torch.arange(len(positions), rows), heads, values, model.num_heads)
+        in_block = replace_heads_hook(torch.arange(len(positions), rows, device=device), heads, values, model.num_heads)
         specs.append((model.attention_projections(stage)[1], in_block, "pre"))
     with hooks.added(specs):
         return model(input_ids)  # (P + K, C)
@@ -228,7 +229,7 @@ def _stage_shares(
         stop = start + per_pass
         in_pass = positions[start:stop], heads[max(0, start - p) : max(0, stop - p)]
         shares.append(share(_stage_pass(model, input_ids, source, stage, *in_pass)))
-    done = torch.cat(shares) if shares else torch.empty(0)  # (P + K,)
+    done = torch.cat(shares) if shares else torch.empty(0, device=input_ids.device)  # (P + K,)
     by_position = torch.zeros(input_ids.size(1), dtype=done.dtype, device=done.device)
     by_head = torch.zeros(model.num_heads if has_block else 0, dtype=done.dtype, device=done.device)
     by_position[positions], by_head[heads] = done[:p], done[p:]
