@@ -16,7 +16,7 @@ from .patching import activations, replace_hook
 from .run import check_sentence
 
 
-@torch.no_grad()
+@torch.inference_mode()
 def layer_readout(model, input_ids: torch.Tensor) -> torch.Tensor:
     """The logits the model's final steps give for the residual stream at every stage.
 

@@ -249,7 +249,7 @@ def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[in
     return target, contrast
 
 
-@torch.no_grad()
+@torch.inference_mode()  # nothing it returns is differentiated; it skips autograd's version counters
 def activation_patching(
     model, ids_a: torch.Tensor, ids_b: torch.Tensor, direction: str = "b_into_a", row_tokens: int = ROW_TOKENS
 ) -> Patching:
