@@ -3,6 +3,7 @@ about people, the identity lexicon, and the loss that takes a soft target."""
 
 import gzip
 import re
+from collections import Counter
 
 import pytest
 import torch
@@ -55,6 +56,18 @@ def test_neutral_statements_cover_every_term_of_every_group_with_one_half():
     assert not any("male lady" in t or "female man" in t for t in neutral.neutral_people(1, per_term=30).texts)
 
 
+def test_neutral_statements_come_in_sets_that_differ_only_in_the_term():
+    made = neutral.neutral_people(seed=2, per_term=2, everyday=0)
+    for terms in IDENTITY_TERMS.values():
+        pattern = "|".join(sorted(map(re.escape, terms), key=len, reverse=True))
+        masked = Counter(
+            re.sub(rf"\b(?:an? )?(?:{pattern})(?![\w-])", "TERM", text)
+            for text in made.texts
+            if re.search(rf"(?<![\w-])(?:{pattern})(?![\w-])", text)
+        )
+        assert sorted(masked.values()) == [len(terms), len(terms)], masked  # two sets, each with every term
+
+
 def test_the_identity_lexicon_has_every_group_the_issue_names_and_none_of_the_suites_test_words():
     assert set(IDENTITY_TERMS) == {
         "race", "ethnicity", "nationality", "religion", "gender", "sexuality", "disability", "age", "migration"
@@ -96,5 +109,16 @@ def test_composed_sentences_are_the_real_rows_with_a_negation_or_a_contrast_of_e
         ["not bad at all", "great but pricey", "the food was awful", "it was n't good", "lovely staff"],
         [1, 0, 0, 0, 1],
     )
-    made = composed_sentences([rows])
-    assert made.texts == ["not bad at all", "great but pricey", "it was n't good"] and made.labels == [1, 0, 0]
+    made = composed_sentences([rows], seed=0)
+    kept = dict(zip(made.texts, made.labels, strict=True))
+    assert kept["not bad at all"] == 1 and sorted(made.labels) == [0, 1]  # the one positive, one negative of two
+    assert set(kept) - {"not bad at all"} <= {"great but pricey", "it was n't good"}
+    assert made == composed_sentences([rows], seed=0)
+
+
+def test_composed_sentences_keep_as_many_of_each_label_whatever_the_share_in_the_data():
+    negatives = [f"it was not good {i}" for i in range(30)]
+    rows = LabelledTexts(None, [*negatives, "not bad", "good but loud", "fine"], [0] * 30 + [1, 1, 1])
+    made = composed_sentences([rows], seed=3)
+    assert sorted(made.labels) == [0, 0, 1, 1] and {"not bad", "good but loud"} <= set(made.texts)
+    assert made.texts != composed_sentences([rows], seed=4).texts or made.labels != [0, 0, 1, 1]

@@ -63,7 +63,7 @@ from .training.phases import ClassifierTraining, pretrain, teacher_targets, trai
 from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
 
 DEFAULT_WEIGHTS = [
-    "sst2=1", "yelp=0.6", "pros_cons=1", "tweets=0.8", "imdb=0.5", "multi_domain=1", "lexicon=1",
+    "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
     "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "composed=0.3", "identity=1",
     "neutral=0.5", "neutral_people=2", "nuisance=1",
 ]  # fmt: skip

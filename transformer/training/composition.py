@@ -280,15 +280,23 @@ def negated_praise(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) 
     return LabelledTexts(None, texts, [1] * len(texts))
 
 
-def composed_sentences(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) -> LabelledTexts:
-    """The rows of ``sentence_sets`` (at most ``max_words`` words, either label) that hold a negation or a contrast
-    word: real composition, which a source weight can draw more often than the rewrites above."""
-    rows = [
-        (text, label)
-        for sentences in sentence_sets
-        for text, label in zip(sentences.texts, sentences.labels, strict=True)
-        if len(text.split()) <= max_words and (NEGATION_WORDS | CONTRAST_WORDS) & set(words(text))
-    ]
+def composed_sentences(sentence_sets: Iterable[LabelledTexts], seed: int, max_words: int = 40) -> LabelledTexts:
+    """The rows of ``sentence_sets`` (at most ``max_words`` words) that hold a negation or a contrast word, as many
+    of each label: real composition, which a source weight can draw more often than the rewrites above.
+
+    Such rows are mostly negative (three in four in the bundled data), and a model fed them as they are learns
+    "a negation word means negative" ("I expected to hate it. I did not." read as negative). So every row of
+    the rarer label is kept, and a seeded random sample of the other label of the same size.
+    """
+    by_label: dict[int, list[str]] = {0: [], 1: []}
+    for sentences in sentence_sets:
+        for text, label in zip(sentences.texts, sentences.labels, strict=True):
+            if len(text.split()) <= max_words and (NEGATION_WORDS | CONTRAST_WORDS) & set(words(text)):
+                by_label[label].append(text)
+    size, rng = min(map(len, by_label.values())), random.Random(f"composed-{seed}")
+    kept = {label: rng.sample(texts, size) if len(texts) > size else texts for label, texts in by_label.items()}
+    rows = [(text, label) for label, texts in kept.items() for text in texts]
+    rng.shuffle(rows)
     return LabelledTexts(None, [text for text, _ in rows], [label for _, label in rows])
 
 

@@ -15,11 +15,11 @@ P(positive) = 0.5 (``neutral.py``); a label in this module is P(positive), 0, 1 
 
 More sources are made from the real sentences rather than read (``DERIVED``): ``negation``,
 ``expectation`` and ``contrast`` (``composition.py``) teach how words combine, ``negated_praise``
-picks the real positive sentences that hold a negation word and ``composed`` every real sentence with
-a negation or contrast word; ``identity`` (``identity.py``) teaches that who a sentence is about does
-not change its label, ``neutral_people`` (``neutral.py``) that a plain statement about a person reads
-0.5, and ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles, hashtags, emoji and
-typos carry no opinion.
+picks the real positive sentences that hold a negation word and ``composed`` the real sentences with
+a negation or contrast word, as many of each label; ``identity`` (``identity.py``) teaches that who a
+sentence is about does not change its label, ``neutral_people`` (``neutral.py``) that a plain statement
+about a person reads 0.5, and ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles,
+hashtags, emoji and typos carry no opinion.
 """
 
 import random
@@ -104,7 +104,7 @@ def read_training_sets(
     sets.update(composition_sets(sentences, sets["lexicon"], seed))
     praise = [sets[name] for name in PRAISE_SOURCES]
     sets["negated_praise"] = negated_praise(praise)
-    sets["composed"] = composed_sentences(praise)
+    sets["composed"] = composed_sentences(praise, seed)
     sets["identity"] = identity_set([sets[name] for name in TRAIN_FILES if name not in ("lexicon", "neutral")], seed)
     sets["neutral_people"] = neutral_people(seed).rows(0, max_rows)
     sets["nuisance"] = nuisance_set(praise, sets["lexicon"], seed)

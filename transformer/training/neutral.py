@@ -10,8 +10,9 @@ Two sources, both labelled ``NEUTRAL``:
   needs no guard: the tokenizer lowercases every text.
 - ``neutral_people``: statements about people and where they live, made from this project's templates:
   an identity term (``identity.IDENTITY_TERMS``, every group), a person noun, a name, a place or a number,
-  and no opinion ("my coworker is jewish .", "imani moved to oslo in 2011 ."). Every term of a group
-  fills every template alike, so the target teaches both the middle and that the term does not move it.
+  and no opinion ("my coworker is jewish .", "imani moved to oslo in 2011 ."). They come in counterfactual
+  sets: one sentence with every term of a group, so the target teaches both the middle and that the term
+  does not move it.
 
 The templates share none of the behavioural suite's (``tests/test_neutral.py`` checks).
 """
@@ -87,15 +88,19 @@ def fill(template: str, term: str, rng: random.Random) -> str:
 
 
 def neutral_people(seed: int, per_term: int = 30, everyday: int = 3000) -> LabelledTexts:
-    """Neutral statements with the target ``NEUTRAL``, shuffled: ``per_term`` for every identity term (templates
-    drawn at random), and ``everyday`` without one (``EVERYDAY_TEMPLATES``)."""
+    """Neutral statements with the target ``NEUTRAL``, shuffled: ``per_term`` counterfactual sets per identity
+    group, and ``everyday`` statements without a term (``EVERYDAY_TEMPLATES``).
+
+    A set is one template with one draw of its people, places and numbers, filled with every term of the group
+    in turn, so the rows differ only in the term: the same target on each teaches that the term does not move
+    the prediction, not just that such statements sit in the middle.
+    """
     rng = random.Random(f"neutral-{seed}")
-    texts = [
-        fill(rng.choice(IDENTITY_TEMPLATES), term, rng)
-        for terms in IDENTITY_TERMS.values()
-        for term in terms
-        for _ in range(per_term)
-    ]
+    texts = []
+    for terms in IDENTITY_TERMS.values():
+        for _ in range(per_term):
+            template, draw = rng.choice(IDENTITY_TEMPLATES), rng.random()
+            texts += [fill(template, term, random.Random(draw)) for term in terms]  # one draw for the whole set
     texts += [fill(rng.choice(EVERYDAY_TEMPLATES), "", rng) for _ in range(everyday)]
     rng.shuffle(texts)  # so that a row cap (``--max-rows``) keeps every group
     return LabelledTexts(None, texts, [NEUTRAL] * len(texts))
