@@ -11,6 +11,7 @@ import json
 import os
 import socket
 import sys
+import types
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -40,8 +41,9 @@ if "OMP_NUM_THREADS" not in os.environ:
 
 TINY_MAX_LEN = 32
 # Set to a Hub family ("bert", "distilbert", "roberta"), the ``app`` fixture imports the app on that family's tiny
-# checkpoint instead of the tutorial's tiny model (``write_app_model_dir``): tests/test_hub_endpoints.py runs the
-# endpoint fuzz tests so, in a process of their own. Unset, nothing changes.
+# checkpoint instead of the tutorial's tiny model (``write_app_model_dir``), for any test module. Unset, nothing
+# changes. (tests/test_fuzz_api.py and tests/test_hub_endpoints.py build the page on Hub models in-process instead:
+# ``page_on``.)
 TEST_MODEL_VARIABLE = "EXPLORER_TEST_MODEL"
 LABELS = ["negative", "positive"]
 MARKUP = '<b>bold</b> <script>window.__x=1</script> <a href="https://example.com">link</a>'
@@ -105,6 +107,48 @@ def import_app(model_dir: Path):
     os.environ["MODEL_ID"] = str(model_dir)
     os.environ.pop("MODEL_REVISION", None)
     return importlib.import_module("app")
+
+
+def forget_the_models() -> None:
+    """Drop the loaded models and everything computed for them: the next call loads ``MODEL_ID`` (and
+    ``MODEL_ID_B``) again."""
+    from transformer.explorer import model_artifacts, runner, views
+
+    runner.get_model.cache_clear()
+    runner.get_second_model.cache_clear()
+    modules = [value for value in vars(views).values() if isinstance(value, types.ModuleType)]
+    for value in [value for module in modules for value in vars(module).values()]:
+        if isinstance(value, model_artifacts.ModelArtifact):  # head atlas, errors, behaviour, corpus faithfulness
+            value.forget()  # the model's identity too
+
+
+@contextlib.contextmanager
+def page_on(app, model_dir: Path, folder: Path, second: Path | None = None) -> Iterator[types.SimpleNamespace]:
+    """The page built again in this process on the model in ``model_dir`` (``second`` as ``MODEL_ID_B``), as the
+    Space builds it: the ``app`` module's ``demo``, ``get_model`` and ``launch_settings``, for ``serving_app``.
+
+    A data folder of dev sets in ``folder`` is the explorer's, so the corpus views compute theirs on first use, into
+    a cache folder of their own there. Afterwards the session's model loads again, with nothing kept of these.
+    """
+    import pytest
+    from tiny import write_dev_sets
+
+    from transformer.explorer import artifacts, runner
+
+    with contextlib.ExitStack() as stack:
+        stack.callback(forget_the_models)  # after the variables below are restored
+        patch = stack.enter_context(pytest.MonkeyPatch.context())
+        patch.setenv("MODEL_ID", str(model_dir))
+        if second is None:
+            patch.delenv("MODEL_ID_B", raising=False)
+        else:
+            patch.setenv("MODEL_ID_B", str(second))
+        patch.setenv("SENTIMENT_DATA_DIR", str(write_dev_sets(folder / "data")))
+        patch.setenv(artifacts.CACHE_VARIABLE, str(folder / "cache"))
+        forget_the_models()
+        yield types.SimpleNamespace(
+            demo=app.build_demo(), get_model=runner.get_model, launch_settings=app.launch_settings
+        )
 
 
 def free_port() -> int:

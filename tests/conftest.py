@@ -342,6 +342,13 @@ def browser():
         browser.close()
 
 
+def open_view(page, view: str) -> None:
+    """Select ``view``'s tab and wait until its draw has come back: the page then writes the view into the address
+    (``events.view_events``), so no fixed wait is needed, and none is too short on a busy machine."""
+    page.locator(f'#views [data-tab-id="{view}"]').click()
+    page.wait_for_function("(view) => new URL(location.href).searchParams.get('view') === view", arg=view)
+
+
 @pytest.fixture
 def page(browser, url):
     """A page in a fresh context at desktop size, allowed to read and write the clipboard of ``url``."""

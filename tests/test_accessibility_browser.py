@@ -3,7 +3,7 @@ and checkbox is in a group named by its label, every slider and number box is na
 checkbox shows a clear ring."""
 
 import pytest
-from conftest import TIMEOUT_MS
+from conftest import TIMEOUT_MS, open_view
 
 pytestmark = pytest.mark.browser
 SETTLED = "() => window.explorer?.addressRead === true"
@@ -46,8 +46,7 @@ def test_every_choice_is_heard_with_its_groups_label_and_every_slider_and_number
         views = page.evaluate("() => [...document.querySelectorAll('#views [data-tab-id]')].map(b => b.dataset.tabId)")
         unnamed, heard = set(), set()
         for view in views:  # a tab draws its controls when first opened
-            page.locator(f'#views [data-tab-id="{view}"]').click()
-            page.wait_for_timeout(1000)
+            open_view(page, view)
             tree = accessibility_tree(page)
             for node in (node for node in tree.values() if not node.get("ignored")):
                 if role(node) in ("radio", "checkbox"):

@@ -162,7 +162,11 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [fn for fn in app.demo.fns.values() if isinstance(fn.fn, functools.partial) and fn.name not in KEPT_ONLY]
+    fns = [
+        fn
+        for fn in app.demo.fns.values()
+        if isinstance(fn.fn, functools.partial) and fn.fn.func.__name__ in ("draw_view", "open_view")
+    ]
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
@@ -467,6 +471,48 @@ def test_a_redraw_the_view_wires_itself_fails_in_its_tab_alone(app, monkeypatch,
         assert all(isinstance(drawn[block], type(gr.skip())) for block in drawn_by(mover))
         (logged,) = caplog.records
         assert logged.exc_info and "walkthrough" in logged.getMessage()
+
+
+@pytest.mark.parametrize(
+    ("view", "event", "module", "broken_name"),
+    [
+        ("errors", "compute_and_show", views.errors, "compute_then_draw"),
+        ("behaviour", "compute_and_show", views.behaviour, "compute_then_draw"),
+        ("behaviour", "run_and_show", views.behaviour, "run_live"),
+        ("head-atlas", "compute_and_show", views.head_atlas, "ATLAS"),
+    ],
+)
+def test_a_long_computation_that_fails_says_so_in_its_tab_alone(
+    app, monkeypatch, caplog, view, event, module, broken_name
+):
+    """The corpus computations with a progress bar (the error list, the behavioural suite and a live test, the head
+    atlas): a failure says so in one line in the tab, is logged once with its traceback, and changes no other output
+    (never the text, the prediction or the tab); the progress bar stays."""
+    parts = page_parts(app)
+
+    def broken(*_):
+        raise ValueError("the corpus could not be read")
+
+    broken_value = types.SimpleNamespace(compute=broken) if broken_name == "ATLAS" else broken
+    monkeypatch.setattr(module, broken_name, broken_value)
+    (computing,) = [fn for fn in app.demo.fns.values() if fn.name == event and view in getattr(fn.fn, "args", ())]
+    assert computing.tracks_progress and computing.queue and computing.api_visibility == "private"
+    failure = parts.failures[view]
+    page_own = {parts.text_box, parts.restored_text, parts.current_view, parts.page.result, *parts.analyzed}
+    assert failure in computing.outputs and not page_own & set(computing.outputs)  # never the text, tab or prediction
+    suite_test = next(iter(views.behaviour.suite()))
+    values = {block: getattr(block, "value", None) for block in computing.inputs}
+    values |= {block: suite_test for block in computing.inputs if block.elem_id == "behaviour-name"}
+    values |= {block: views.errors.RUN for block in computing.inputs if (block.elem_id or "").endswith("-needed")}
+    with caplog.at_level(logging.ERROR, logger=events.__name__):
+        drawn = computing.fn(values)
+    said = drawn[failure]
+    assert said["visible"] and "could not be drawn" in said["value"] and "\n" not in said["value"]
+    assert set(drawn) == set(computing.outputs) and all(
+        isinstance(drawn[block], type(gr.skip())) for block in drawn_by(computing)
+    )
+    (logged,) = caplog.records
+    assert logged.exc_info and view in logged.getMessage() and "could not be read" in str(logged.exc_info[1])
 
 
 @pytest.mark.parametrize(

@@ -21,10 +21,14 @@ DRAWN = """(selectors) => Object.values(selectors).every((selector) => {
 
 # The app's own HTML that a view writes only for some texts, put where views put theirs (a view's HTML box).
 PIECES = {"unread tail": _UNREAD.format(text="past the last token"), "word-order alert": _message("cannot", alert=True)}
-# The app's own text, by the tab it is shown on: the status line, the selected tab's name, a table's caption and an
+# The app's own text, by the tab it is shown on: the status line, the tabs' names, a table's caption and an
 # HTML table of the app's (a view's failure line is a Markdown box like the status line, shown only on failure).
 SHOWN = {
-    "attention": {"status line": "#notice", "selected tab": "#views button[role='tab'].selected"},
+    "attention": {
+        "status line": "#notice",
+        "selected tab": "#views button[role='tab'].selected",
+        "unselected tabs": "#views button[role='tab']:not(.selected)",  # every one of them
+    },
     "errors": {"table caption": "#errors-table .label"},
     "knockout": {"HTML table": "#knockout-summary table"},  # drawn once a head is chosen
 }
@@ -66,8 +70,8 @@ RATIO = """
     };
 """
 
-# {name: [the lowest contrast of the text in each element, that text]} ("missing" if none matches); ``pieces`` are
-# first put in HTML boxes of their own among the views.
+# {name: [the lowest contrast of the text in the elements it selects, that text]} ("missing" if none matches);
+# ``pieces`` are first put in HTML boxes of their own among the views.
 TEXT_CONTRASTS = f"""([pieces, selectors]) => {{
     {RATIO}
     const host = document.querySelector("#views");
@@ -83,10 +87,11 @@ TEXT_CONTRASTS = f"""([pieces, selectors]) => {{
         (e) => [...e.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim()));
     const found = {{}};
     for (const [name, selector] of Object.entries(selectors)) {{
-        const e = document.querySelector(selector);
-        if (!e) {{ found[name] = "missing"; continue; }}
-        if (!texts(e).length) e.textContent = "probe";  // an empty status line: measured with text in it
-        const rated = texts(e).map((t) => [contrast(t, getComputedStyle(t).color), t.textContent.trim().slice(0, 30)]);
+        const matched = [...document.querySelectorAll(selector)];
+        if (!matched.length) {{ found[name] = "missing"; continue; }}
+        for (const e of matched) if (!texts(e).length) e.textContent = "probe";  // an empty status line: with text
+        const rated = matched.flatMap(texts).map(
+            (t) => [contrast(t, getComputedStyle(t).color), t.textContent.trim().slice(0, 30)]);
         found[name] = rated.sort(([x], [y]) => x - y)[0];  // the lowest, with the text it is
     }}
     return found;

@@ -6,8 +6,8 @@ events (``api_visibility="private"``) are posted over plain HTTP, as the page do
 them from gradio_client does not stop anyone else from calling them. After every batch a normal request
 must still get a normal answer. Each test spends a fixed budget of calls, spread over what it found.
 
-The app is the tutorial's tiny model; tests/test_hub_endpoints.py runs this module again, in a process of its own,
-on a tiny Hub checkpoint (``EXPLORER_TEST_MODEL``, see the ``app`` fixture).
+Every test runs twice, in this process: on the app as the session imported it (the tutorial's tiny model, or the
+checkpoint ``EXPLORER_TEST_MODEL`` names), then on the page built again on a tiny RoBERTa (``app`` below).
 """
 
 import os
@@ -21,6 +21,7 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
+from app_fixtures import page_on
 from fuzz_helpers import (
     CAP,
     NORMAL_TEXT,
@@ -44,6 +45,9 @@ KNOWN_ENDPOINTS = {"/predict", "/attention"}
 # Under the size cap, and some 1,800 tokens: past the positions of any model the app serves, so every view cuts it
 LONG_TEXT = " ".join([NORMAL_TEXT] * 200)
 RENDERED_AS_HTML = (gr.HTML, gr.Markdown, gr.Plot)  # what the page renders as markup (plotly reads some tags)
+# Byte-level BPE turns any Unicode into tokens (no [UNK] to hide behind), and positions start at 2: hostile and
+# over-long texts reach the most of the Hub adapter's tokenizer and position code on RoBERTa.
+HUB_FAMILY = "roberta"
 
 
 def fuzz_settings(calls: int, calls_per_example: int) -> settings:
@@ -67,6 +71,18 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]
+
+
+@pytest.fixture(scope="module", params=["as imported", HUB_FAMILY])
+def app(request, app, hub_model_dirs, tmp_path_factory):
+    """The app as the session imported it, then the page built again in this process on the tiny ``HUB_FAMILY``
+    checkpoint (``app_fixtures.page_on``: its corpus views compute theirs on first use)."""
+    if request.param != HUB_FAMILY:
+        yield app
+        return
+    with page_on(app, hub_model_dirs[HUB_FAMILY], tmp_path_factory.mktemp(f"fuzz-{HUB_FAMILY}")) as on_hub:
+        assert getattr(on_hub.get_model()[0].model, "model_type", None) == HUB_FAMILY
+        yield on_hub
 
 
 @pytest.fixture

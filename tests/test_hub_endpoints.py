@@ -1,57 +1,46 @@
-"""The explorer on each Hub family (tiny random BERT, DistilBERT and RoBERTa checkpoints): the app starts on it
-(``MODEL_ID`` = its folder, in a fresh process, since the app loads its model once; another family as its second
-model), every endpoint answers, and the views that read the tutorial's architecture say in one line that they do
-not apply; the endpoint fuzz tests (tests/test_fuzz_api.py) run on one of them too, all of them, in a process of
-their own."""
+"""The explorer on each Hub family (tiny random BERT, DistilBERT and RoBERTa checkpoints): the page is built on it
+(``MODEL_ID`` = its folder, another family as its second model; in this process, ``app_fixtures.page_on``), every
+endpoint answers, and the views that read the tutorial's architecture say in one line that they do not apply. (The
+endpoint fuzz tests run on a tiny RoBERTa too: tests/test_fuzz_api.py.)"""
 
-import ast
-import json
-import os
-import re
-import subprocess
-import sys
-from pathlib import Path
+import inspect
 
 import pytest
-from app_fixtures import TEST_MODEL_VARIABLE
+from app_fixtures import page_on
 from hub_checkpoints import HUB_FAMILIES
-from tiny import write_dev_sets
 
-ROOT = Path(__file__).resolve().parents[1]
+from transformer.explorer import api
+
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
-FUZZ_TESTS = ROOT / "tests" / "test_fuzz_api.py"
-# Byte-level BPE turns any Unicode into tokens (no [UNK] to hide behind), and positions start at 2: hostile and
-# over-long texts reach the most of the adapter's tokenizer and position code on RoBERTa.
-FUZZ_FAMILY = "roberta"
-FUZZ_TIMEOUT = 1200  # seconds; about 95 s alone on two cores, several times that beside the rest of the suite
+# Two words swapped: as many tokens in any tokenizer, as /patching needs.
+SENTENCE, OTHER = "a wonderful film , the acting was dull", "a dull film , the acting was wonderful"
+
+
+def arguments(fn) -> dict[str, str]:
+    """The texts an endpoint takes, filled in; every other argument keeps its default."""
+    named = inspect.signature(fn).parameters
+    return {name: text for name, text in (("text", SENTENCE), ("text_a", SENTENCE), ("text_b", OTHER)) if name in named}
+
+
+def answer(fn) -> str:
+    """ "ok", "empty", or what a caller would see of its error, in one line."""
+    try:
+        return "ok" if fn(**arguments(fn)) else "empty"
+    except Exception as error:
+        return f"{type(error).__name__}: {error}"
 
 
 @pytest.fixture(scope="module")
-def answers(hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
-    """{family: {endpoint: "ok" or its error}}, each family's app in a process of its own, with the next family as
-    its second model (``MODEL_ID_B``, which Compare reads the same sentence with)."""
-    data = write_dev_sets(tmp_path_factory.mktemp("hub-data") / "data")
+def answers(app, hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
+    """{family: {endpoint: "ok" or its error}}: the page built on each family, with the next family as its second
+    model (``MODEL_ID_B``, which Compare reads the same sentence with), every endpoint called as an API caller would
+    (a sentence, the defaults)."""
     found = {}
     for i, family in enumerate(HUB_FAMILIES):
-        env = os.environ | {
-            "MODEL_ID": str(hub_model_dirs[family]),
-            "MODEL_ID_B": str(hub_model_dirs[HUB_FAMILIES[(i + 1) % len(HUB_FAMILIES)]]),
-            "SENTIMENT_DATA_DIR": str(data),  # the corpus views compute for this model on first use
-            "ATTENTION_EXPLORER_CACHE": str(tmp_path_factory.mktemp(f"cache-{family}")),
-            "HF_HUB_OFFLINE": "1",
-            "GRADIO_ANALYTICS_ENABLED": "False",
-        }
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "tests" / "hub_probe.py")],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        lines = [line for line in run.stdout.splitlines() if line.startswith("ANSWERS ")]
-        assert run.returncode == 0 and lines, run.stderr[-3000:]
-        found[family] = json.loads(lines[-1].removeprefix("ANSWERS "))
+        second = hub_model_dirs[HUB_FAMILIES[(i + 1) % len(HUB_FAMILIES)]]
+        with page_on(app, hub_model_dirs[family], tmp_path_factory.mktemp(f"hub-{family}"), second) as on_hub:
+            assert getattr(on_hub.get_model()[0].model, "model_type", None) == family
+            found[family] = {name: answer(fn) for name, fn in api.endpoints().items()}
     return found
 
 
@@ -64,38 +53,3 @@ def test_every_endpoint_answers_on_each_family(answers, family):
     for name in TUTORIAL_ONLY:
         said = answers[family][name]
         assert "does not apply to this" in said and "\n" not in said, said  # one line, not a stack trace
-
-
-def names_of_tests(path: Path) -> set[str]:
-    """The names of the module-level test functions in ``path``: what pytest collects from it (parametrized or not)."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    return {node.name for node in tree.body if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")}
-
-
-def outcomes(summary: str) -> dict[str, int]:
-    """pytest's last line ("10 passed, 2 warnings in 80.1s") as {"passed": 10, "warnings": 2}."""
-    return {kind: int(count) for count, kind in re.findall(r"(\d+) (\w+)", summary.rsplit(" in ", 1)[0])}
-
-
-def test_the_endpoint_fuzz_tests_pass_on_a_hub_model(tmp_path):
-    """Every test of tests/test_fuzz_api.py runs and passes with the app on a tiny Hub checkpoint: a collection error,
-    a skip or a test that never ran fails here as a failing one does."""
-    env = os.environ | {TEST_MODEL_VARIABLE: FUZZ_FAMILY, "HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"}
-    env.pop("PYTEST_ADDOPTS", None)  # a -k or -x meant for this run would leave fuzz tests out of that one
-    command = [sys.executable, "-m", "pytest", str(FUZZ_TESTS), "-q", "-rap", "-p", "no:cacheprovider"]
-    run = subprocess.run(
-        [*command, f"--basetemp={tmp_path / 'fuzz'}"],  # not beside this session's temporary folders
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=FUZZ_TIMEOUT,
-    )
-    said = f"{TEST_MODEL_VARIABLE}={FUZZ_FAMILY} {' '.join(command[1:])}:\n{(run.stdout + run.stderr)[-8000:]}"
-    returncode = run.returncode  # not run itself: its repr would repeat the output, cut short
-    assert returncode == 0, said
-    passed = re.findall(r"^PASSED \S+::(test_\w+)", run.stdout, re.MULTILINE)
-    assert set(passed) == names_of_tests(FUZZ_TESTS), said
-    lines = run.stdout.strip().splitlines()
-    assert lines and outcomes(lines[-1]).keys() <= {"passed", "warnings"}, said
-    assert outcomes(lines[-1])["passed"] == len(passed), said

@@ -6,7 +6,7 @@ import json
 
 import pytest
 import torch
-from conftest import TIMEOUT_MS
+from conftest import TIMEOUT_MS, open_view
 
 from transformer.explain.agreement import METHODS
 from transformer.explain.atlas import BEHAVIOURS
@@ -60,8 +60,8 @@ def test_on_a_phone_every_table_fits_or_scrolls_in_its_own_box(browser, url):
         views = page.evaluate("() => [...document.querySelectorAll('#views [data-tab-id]')].map(b => b.dataset.tabId)")
         cut = {}
         for view in views:
-            page.locator(f'#views [data-tab-id="{view}"]').click()
-            page.wait_for_timeout(2000)  # drawn
+            open_view(page, view)
+            page.wait_for_timeout(300)  # Gradio hands a drawn figure to plotly, which lays it out after
             fill_tables(page, view)
             shown = page.evaluate(CUT_OFF)
             assert shown["documentWidth"] <= shown["width"], view  # the page itself never scrolls sideways

@@ -15,7 +15,7 @@ from transformer.explain.walkthrough import walk_through
 from transformer.explorer.views.walkthrough import SOURCES, STEPS, WalkView, draw_step
 
 MAX_TOKENS = 128
-VALIDATED = {1, 2, 8, 17, 31, 64, 108, 128}  # lengths whose figures plotly validates whole (slow)
+VALIDATED = {1, 8, 31, 128}  # lengths whose figures plotly validates whole (slow): the ends and two that once failed
 
 
 @pytest.fixture(scope="module")

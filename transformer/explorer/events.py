@@ -109,7 +109,8 @@ class PageParts:
         return self.draw_part(view, drawing, values)
 
     def draw_part(self, view: str, drawing: Drawing, values: dict) -> dict:
-        """Draw ``drawing``, the whole of ``view`` or one of its ``redraws``, with a failure kept in the view."""
+        """Draw ``drawing``, the whole of ``view`` or one of its ``redraws`` or ``computes``, with a failure kept in
+        the view."""
         failure = self.failures[view]
         try:
             return drawing.draw(values) | {failure: gr.update(visible=False)}
@@ -119,6 +120,11 @@ class PageParts:
             LOG.exception("The %s view could not be drawn", view)
             said = f"**This view could not be drawn** ({type(error).__name__}); the rest of the page is unaffected."
             return {output: gr.skip() for output in drawing.outputs} | {failure: gr.update(value=said, visible=True)}
+
+    def draw_computed(self, view: str, drawing: Drawing, values: dict, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008 (Gradio's progress idiom)
+        """``draw_part`` for one of ``view``'s ``computes``: Gradio reads ``progress`` in this signature and draws
+        the computation's tqdm bars as the view's progress bar."""
+        return self.draw_part(view, drawing, values)
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -220,6 +226,12 @@ def view_events(parts: PageParts) -> None:
             on_redraw.__name__ = redraw.handler.__name__
             outputs = [*redraw.outputs, parts.failures[view]]
             changed.append(gr.on(redraw.triggers, on_redraw, set(redraw.inputs), outputs, **PRIVATE, queue=False))
+        for computed in drawing.computes:  # long, on the queue, with a progress bar
+            on_compute = functools.partial(parts.draw_computed, view, computed)
+            on_compute.__name__ = computed.handler.__name__
+            outputs = [*computed.outputs, parts.failures[view]]
+            once = PRIVATE | {"trigger_mode": "once"}  # never a second run queued behind a long one
+            changed.append(gr.on(computed.triggers, on_compute, set(computed.inputs), outputs, **once))
         for event in changed:
             event.success(**write_address(parts, names))
 

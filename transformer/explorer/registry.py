@@ -44,9 +44,11 @@ class Drawing:
 
     ``controls`` maps each of the view's address parameters to the control that holds it. ``redrawn`` lists
     events the view made itself (in ``layout``) that end with it drawn, after which the page writes the address
-    as it does after a trigger. ``redraws`` are quick draws of part of the view from numbers it kept (e.g. a
-    Next button that moves a step, then draws), each a ``Drawing`` of its own whose triggers the page wires off
-    the queue, so that a failure stays in the view as the tab's own draw's does (``events.PageParts``).
+    as it does after a trigger. ``redraws`` are quick draws of part of the view from numbers it kept (e.g. a Next
+    button that moves a step, then draws), each a ``Drawing`` of its own whose triggers the page wires off the
+    queue. ``computes`` are long first computations (a corpus artifact, the behavioural suite), each a ``Drawing``
+    the page wires on the queue with a progress bar drawn from their tqdm bars. Either way a failure stays in the
+    view as the tab's own draw's does, and the page writes the address after each (``events.PageParts``).
     """
 
     handler: Callable
@@ -56,6 +58,7 @@ class Drawing:
     controls: dict = field(default_factory=dict)
     redrawn: list = field(default_factory=list)
     redraws: list[Drawing] = field(default_factory=list)
+    computes: list[Drawing] = field(default_factory=list)
 
     def draw(self, values: dict) -> dict:
         """{output: value}, the handler run on its inputs' ``values`` (a Gradio dispatcher's input dict)."""

@@ -201,14 +201,15 @@ def show_behaviour(part, capability, test, search, order, live) -> tuple:
     return behaviour_summary(report, len(cases), live, texts), drawn_figures(report), case_rows(cases, report), ""
 
 
-def compute_and_show(needed, part, capability, test, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
-    """The hidden box's change to ``RUN``: run the suite with a progress bar (only if there is no report yet), then
-    draw. Any other change (its clearing) draws nothing."""
+def compute_and_show(needed, part, capability, test, search, order, live):
+    """The hidden box's change to ``RUN``: run the suite (only if there is no report yet; the page draws its tqdm
+    bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
     return compute_then_draw(REPORT, needed, show_behaviour, (part, capability, test, search, order, live), 4)
 
 
-def run_and_show(name, search, order, live, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
-    """The live control: run one test's cases now, show its figures, and filter the table to it."""
+def run_and_show(name, search, order, live):
+    """The live control: run one test's cases now (the page draws its tqdm bar as a progress bar), show its
+    figures, and filter the table to it."""
     with runner.clear_errors("Cannot run this test"):
         run = run_live(name)
     live = {**(live or {}), name: run}
@@ -302,15 +303,15 @@ def layout(page: Page) -> Drawing:
     needed = gr.Textbox(visible="hidden", elem_id="behaviour-needed")
     clicked = gr.Textbox(visible=False, elem_id="behaviour-clicked")
     inputs, outputs = [*filters, search, order, live], [summary, figures, cases, needed]
-    computed = needed.change(compute_and_show, [needed, *inputs], outputs, api_visibility="private")
-    ran = run.click(
-        run_and_show, [name, search, order, live], [said, *filters, *outputs, live], api_visibility="private"
-    )
     cases.select(picked_text, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
     triggers = [*(f.input for f in filters), search.submit, order.input]
-    return Drawing(show_behaviour, inputs, outputs, triggers, redrawn=[computed, ran])
+    computes = [
+        Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change]),
+        Drawing(run_and_show, [name, search, order, live], [said, *filters, *outputs, live], [run.click]),
+    ]
+    return Drawing(show_behaviour, inputs, outputs, triggers, computes=computes)
 
 
 VIEW = View("behaviour", "Behaviour", layout, endpoints={"behaviour": behaviour}, colour_scale=False)

@@ -104,9 +104,9 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
     return errors_summary(data, len(picked)), rows, gr.Dropdown(choices=sets), gr.Dropdown(choices=labels), ""
 
 
-def compute_and_show(needed, set_name, label, search, progress=gr.Progress(track_tqdm=True)):  # noqa: B008
-    """The hidden box's change to ``RUN``: compute the list with a progress bar (only if there is none yet), then
-    draw. Any other change (its clearing) draws nothing."""
+def compute_and_show(needed, set_name, label, search):
+    """The hidden box's change to ``RUN``: compute the list (only if there is none yet; the page draws its tqdm bar
+    as a progress bar), then draw. Any other change (its clearing) draws nothing."""
     return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search), 5)
 
 
@@ -174,13 +174,13 @@ def layout(page: Page) -> Drawing:
     needed = gr.Textbox(visible="hidden", elem_id="errors-needed")
     clicked = gr.Textbox(visible=False, elem_id="errors-clicked")
     inputs, outputs = [set_name, label, search], [summary, table, set_name, label, needed]
-    computed = needed.change(compute_and_show, [needed, *inputs], outputs, api_visibility="private")
     # Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
     table.select(picked_text, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
     triggers = [set_name.input, label.input, search.submit]
-    return Drawing(show_errors, inputs, outputs, triggers, redrawn=[computed])
+    computed = Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change])
+    return Drawing(show_errors, inputs, outputs, triggers, computes=[computed])
 
 
 VIEW = View("errors", "Errors", layout, endpoints={"errors": errors}, colour_scale=False)

@@ -129,8 +129,9 @@ def show_atlas() -> tuple:
     return atlas_summary(atlas), atlas_figure(atlas), atlas_rows(atlas), gr.Button(visible=False)
 
 
-def compute_and_show(progress=gr.Progress(track_tqdm=True)) -> tuple:  # noqa: B008 (Gradio's progress idiom)
-    """The compute button: compute the atlas with a progress bar (only if there is none yet), then draw it."""
+def compute_and_show() -> tuple:
+    """The compute button: compute the atlas (only if there is none yet; the page draws its tqdm bar as a progress
+    bar), then draw it."""
     ATLAS.compute()
     return show_atlas()
 
@@ -178,11 +179,10 @@ def layout(page: Page) -> Drawing:
     )
     clicked = gr.Textbox(visible=False, elem_id="atlas-clicked")
     outputs = [summary, plot, table, compute]
-    compute.click(compute_and_show, None, outputs, api_visibility="private")
     table.select(picked_head, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openHead"), api_visibility="private"
     )
-    return Drawing(show_atlas, [], outputs)
+    return Drawing(show_atlas, [], outputs, computes=[Drawing(compute_and_show, [], outputs, [compute.click])])
 
 
 VIEW = View("head-atlas", "Head atlas", layout, endpoints={"head_atlas": head_atlas}, colour_scale=False)
