@@ -67,6 +67,10 @@ def test_scoring_rules_at_their_thresholds():
     label = SuiteTest("t", "c", "label", "test", "not negative", (("x",),))
     assert not case_fails(label, [1 / 3]) and case_fails(label, [0.33])
     assert case_fails(SuiteTest("t", "c", "label", "test", "negative", (("x",),)), [0.5])
+    positive = SuiteTest("t", "c", "label", "test", "positive", (("x",),))
+    assert not case_fails(positive, [0.5]) and case_fails(positive, [0.4999])
+    not_positive = SuiteTest("t", "c", "label", "test", "not positive", (("x",),))
+    assert not case_fails(not_positive, [2 / 3]) and case_fails(not_positive, [0.6667])
     up = SuiteTest("t", "c", "direction", "test", "not down", (("a", "b"),))
     assert not case_fails(up, [0.8, 0.71]) and case_fails(up, [0.8, 0.69])
     down = SuiteTest("t", "c", "direction", "test", "not up", (("a", "b"),))
@@ -146,3 +150,34 @@ def test_the_command_prints_a_row_per_test_and_writes_the_summary(tiny_model_dir
 def test_the_command_fails_in_one_line_on_a_missing_model(tmp_path):
     with pytest.raises(SystemExit, match="error: "):
         behaviour_cli.main(["--model", str(tmp_path / "nowhere")])
+
+
+def _expected_reading(name: str) -> str:
+    """What a label test's name says it expects: the valence of the clause that carries the opinion ("A, but B": B's),
+    denied by "negated", "negation" or "denied" (a denied complaint need only read as not negative)."""
+    carried = name.split(", but ")[-1]
+    valence = "positive" if "positive" in carried else "negative"
+    if any(word in name for word in ("negated", "negation", "denied")):
+        return "negative" if valence == "positive" else "not negative"
+    return valence
+
+
+def test_every_test_expects_what_its_name_and_words_say():
+    for part in PARTS:
+        positive, negative = set(words.POSITIVE.part(part)), set(words.NEGATIVE.part(part))
+        for test in (t for t in SUITE if t.part == part and t.kind == "label"):
+            assert test.expect == _expected_reading(test.name), test.name
+            if test.capability in ("vocabulary", "negation", "negation at a distance", "expectation denied"):
+                named = positive if "positive" in test.name else negative  # the adjective the name promises
+                other = negative if named is positive else positive
+                if "verb" not in test.name:
+                    for (text,) in test.cases:
+                        found = set(re.findall(r"[a-z-]+", text.lower()))
+                        assert found & named and not found & other, (test.name, text)
+        for test in (t for t in SUITE if t.part == part and t.kind == "direction"):
+            degree, valence = test.name.split(" on ")  # an intensifier makes an opinion stronger, a reducer weaker
+            rises = (degree == "intensifier") == (valence == "positive")  # P(positive) may only go up
+            assert test.expect == ("not down" if rises else "not up"), test.name
+            degrees = words.INTENSIFIERS.part(part) if degree == "intensifier" else words.REDUCERS.part(part)
+            for base, variant in test.cases:
+                assert any(variant.replace(f" {d} ", " ", 1) == base for d in degrees), (test.name, base, variant)

@@ -120,3 +120,18 @@ def test_the_readme_knockout_example_names_heads_of_the_bundled_model():
     assert len(examples) == 2
     for heads in examples:  # parse_heads raises InputError for a head the model lacks
         assert len(parse_heads(heads, config["num_layers"], config["num_heads"])) == len(heads), heads
+
+
+def test_only_inputs_py_turns_a_layer_or_head_counted_from_1_into_an_index():
+    """Layers and heads count from 0 in the model and from 1 for people; ``explorer/inputs.py`` is the one place
+    that converts (``model_index``), so no other module subtracts 1 from a layer or a head (a count of them aside)."""
+    converting = re.compile(r"\b(?!num_)\w*(?:layer|head)\w*\s*-\s*1\b")
+    found = [
+        f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
+        for path in sorted((ROOT / "transformer").rglob("*.py"))
+        if path != EXPLORER / "inputs.py"
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1)
+        if converting.search(line)
+    ]
+    assert not found, "convert with explorer.inputs instead:\n" + "\n".join(found)
+    assert converting.search("attentions[layer - 1, head - 1]") and not converting.search("num_layers - 1")

@@ -10,9 +10,11 @@ from conftest import write_tsv
 from transformer.training.composition import (
     composition_sets,
     contrasts,
+    expectations,
     has_negation,
     negations,
     single_opinion_sentences,
+    verb_negations,
 )
 from transformer.training.data import LabelledTexts, read_pairs
 from transformer.training.identity import IDENTITY_TERMS, identity_set, swap
@@ -126,3 +128,40 @@ def test_negation_scores_count_only_rows_with_a_negation_word():
     texts = ["not bad at all", "great", "i didn't like it", "never again", "fine"]
     scores = negation_scores(torch.tensor([0, 1, 0, 1, 1]), [1, 1, 0, 0, 1], texts)
     assert scores == {"n": 3, "accuracy": pytest.approx(1 / 3, abs=1e-4), "positives": 1, "positive_accuracy": 0.0}
+
+
+def test_a_negative_clause_gives_more_negated_copies_than_a_positive_one():
+    made = negations([("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")], random.Random(0), 3)
+    from_praise = [label for text, label in zip(made.texts, made.labels, strict=True) if "great" in text]
+    from_complaint = [label for text, label in zip(made.texts, made.labels, strict=True) if "awful" in text]
+    assert from_praise == [0, 0]  # one copy of each kind: at the copula, around the clause
+    assert from_complaint == [1] * 6  # three of each: "not bad" is what a bag of words misreads
+
+
+def test_an_expectation_denied_flips_the_label_and_one_met_keeps_it():
+    sentences = [("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")] * 20
+    made = expectations(sentences, random.Random(0))
+    denied = [text.endswith(("n't .", "not .")) for text in made.texts]
+    assert any(denied) and not all(denied)  # both kinds drawn
+    for text, label, was_denied in zip(made.texts, made.labels, denied, strict=True):
+        clause_label = 1 if "great" in text else 0
+        assert label == (1 - clause_label if was_denied else clause_label), text
+
+
+def test_a_negated_opinion_verb_flips_the_label_and_its_expectation_follows_the_template():
+    sentences = [("i loved the pasta", 1, "loved"), ("we hated the service", 0, "hated")] * 10
+    made = verb_negations(sentences, random.Random(0))
+    for (clause, _, _), negated in zip(sentences, made.texts[0::2], strict=True):
+        assert has_negation(negated) and negated.endswith(clause.split(maxsplit=2)[-1] + " .")  # "... the pasta ."
+    assert made.labels[0::2] == [1 - label for _, label, _ in sentences]  # "i did n't love the pasta": negative
+    for (_, label, _), text, got in zip(sentences, made.texts[1::2], made.labels[1::2], strict=True):
+        met = text.endswith(", and i did .")
+        assert got == (label if met else 1 - label), text
+
+
+@pytest.mark.parametrize("same_label", [0.0, 1.0])
+def test_a_contrast_joins_clauses_of_opposite_labels_but_for_its_same_label_share(same_label):
+    sentences = [("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")]
+    made = contrasts(sentences, 100, random.Random(0), same_label=same_label)
+    agreeing = [("great" in text) != ("awful" in text) for text in made.texts]  # one clause's sentence, twice
+    assert all(agreeing) == (same_label == 1.0) and any(agreeing) == (same_label == 1.0)

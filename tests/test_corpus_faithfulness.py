@@ -8,8 +8,9 @@ from tiny import tiny_model
 
 from transformer.artifacts import main as write_artifacts
 from transformer.explain.agreement import METHODS
+from transformer.explain.attribution import integrated_gradients
 from transformer.explain.corpus_faithfulness import corpus_faithfulness, predicted_class_erasure
-from transformer.explain.faithfulness import MODES
+from transformer.explain.faithfulness import MODES, faithfulness_by_mode
 from transformer.explorer import artifacts, corpus, runner
 from transformer.explorer.views import attributions
 from transformer.loading import DEFAULT_MODEL_DIR
@@ -17,17 +18,43 @@ from transformer.loading import DEFAULT_MODEL_DIR
 SENTENCES = [torch.tensor([[5, 9, 2, 7]]), torch.tensor([[3, 11]]), torch.tensor([[8, 4, 6, 2, 9, 12, 3]])]
 
 
-def test_the_corpus_means_are_the_mean_of_each_sentences_aopc():
+def scores_by_hand(model, ids: torch.Tensor) -> tuple[int, torch.Tensor]:
+    """(the predicted class, the four methods' scores for it), written out here: the last layer's head-averaged
+    attention and the rollout, mean over queries; gradient × input and Integrated Gradients, signed.
+
+    Shape:
+        ids: (1, N). Returns the class and (K, N).
+    """
+    logits, attentions = model(ids, output_attentions=True)
+    target = int(logits.argmax())
+    weights = torch.stack(attentions)[:, 0].detach().mean(dim=1)  # (L, N, N), heads averaged
+    eye = torch.eye(ids.size(1))
+    rollout = eye
+    for layer in weights:
+        mixed = 0.5 * layer + 0.5 * eye
+        rollout = (mixed / mixed.sum(dim=-1, keepdim=True)) @ rollout  # (N, N)
+    embeds = model.token_embeddings(ids).detach().requires_grad_()  # (1, N, D)
+    (gradient,) = torch.autograd.grad(model(inputs_embeds=embeds)[0, target], embeds)
+    gradient_x_input = (gradient * embeds).detach()[0].sum(dim=-1)  # (N,)
+    ig = integrated_gradients(model, ids, target, steps=4).attributions
+    return target, torch.stack([weights[-1].mean(dim=0), rollout.mean(dim=0), gradient_x_input, ig])
+
+
+def test_the_corpus_means_are_the_means_of_each_sentences_curves_for_its_predicted_class():
     model = tiny_model(seed=2)
     found = corpus_faithfulness(model, SENTENCES, steps=4)
     assert found.sentences == 3
-    each = [predicted_class_erasure(model, ids, 4, MODES) for ids in SENTENCES]
+    each = []
+    for ids in SENTENCES:
+        target, scores = scores_by_hand(model, ids)
+        each.append(faithfulness_by_mode(model, ids, target, scores, METHODS, MODES))
+    assert any((scores_by_hand(model, ids)[1][2:] < 0).any() for ids in SENTENCES)  # signed scores matter here
     for mode in MODES:
         for k, method in enumerate(METHODS):
             expected = sum(e[mode].comprehensiveness_aopc[k].item() for e in each) / 3
-            assert found.comprehensiveness[mode][method] == pytest.approx(expected, abs=1e-9)
+            assert found.comprehensiveness[mode][method] == pytest.approx(expected, abs=1e-6)
             expected = sum(e[mode].sufficiency_aopc[k].item() for e in each) / 3
-            assert found.sufficiency[mode][method] == pytest.approx(expected, abs=1e-9)
+            assert found.sufficiency[mode][method] == pytest.approx(expected, abs=1e-6)
         floor = sum(e[mode].random_comprehensiveness_aopc for e in each) / 3
         assert found.comprehensiveness[mode]["random"] == pytest.approx(floor, abs=1e-9)
 

@@ -176,3 +176,10 @@ def test_method_agreement_scores_each_method():
     torch.testing.assert_close(agreement.scores[2], gradient_x_input(model, SENTENCE, 1).abs())
     torch.testing.assert_close(agreement.scores[3], integrated_gradients(model, SENTENCE, 1).attributions.abs())
     torch.testing.assert_close(agreement.correlation, spearman_matrix(agreement.scores))
+
+
+def test_the_default_call_runs_its_path_in_one_pass():
+    model = tiny_model()
+    batches = _batches_seen(model)
+    integrated_gradients(model, SENTENCE, 1)  # the default steps: every point in one forward and one backward
+    assert batches == [DEFAULT_IG_STEPS + 2]

@@ -538,3 +538,62 @@ def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(gu
             assert unknown.status_code == 404 and "No such session" in unknown.json()["detail"]
             assert client.get(f"{guarded}/gradio_api/call/predict/{uuid.uuid4().hex}").status_code == 404
     assert "Traceback" not in capfd.readouterr().err
+
+
+# Bodies sent in chunks, with no Content-Length
+
+
+def chunked_body(total: int, chunk: int = 64 * 1024):
+    """An ASGI ``receive`` streaming ``total`` bytes in ``chunk``-byte messages (chunked transfer: no length said),
+    then disconnecting; and the list of the bytes it has handed out so far."""
+    sent = []
+
+    async def receive():
+        if sum(sent) >= total:
+            return {"type": "http.disconnect"}
+        sent.append(min(chunk, total - sum(sent)))
+        return {"type": "http.request", "body": b"x" * sent[-1], "more_body": sum(sent) < total}
+
+    return receive, sent
+
+
+def post_scope(path: str) -> dict:
+    """A POST to ``path`` with no Content-Length; reaching for Gradio's app (admission does) fails the test."""
+
+    def get_blocks():
+        raise AssertionError("the body was accepted: the request went on to admission")
+
+    app = types.SimpleNamespace(get_blocks=get_blocks)
+    return {"type": "http", "method": "POST", "path": path, "headers": [], "client": ("10.9.9.9", 1234),
+            "query_string": b"", "app": app}  # fmt: skip
+
+
+def test_a_chunked_job_body_past_the_cap_is_refused_once_it_passes_the_cap():
+    async def never_called(scope, receive, send):
+        raise AssertionError("the app was reached")
+
+    receive, sent = chunked_body(4 * guard.MAX_BODY_BYTES)
+    answers = []
+
+    async def send(message):
+        answers.append(message)
+
+    asyncio.run(guard.Guard(never_called)(post_scope("/gradio_api/queue/join"), receive, send))
+    assert answers[0]["status"] == 413
+    assert guard.MAX_BODY_BYTES < sum(sent) <= guard.MAX_BODY_BYTES + 64 * 1024  # read no further than the cap
+
+
+def test_any_other_chunked_body_ends_as_a_disconnect_once_it_passes_the_cap():
+    seen = []
+
+    async def reader(scope, receive, send):  # reads as Starlette does: until the body ends or the client leaves
+        while True:
+            message = await receive()
+            seen.append(message)
+            if message["type"] == "http.disconnect" or not message.get("more_body"):
+                return
+
+    receive, sent = chunked_body(4 * guard.MAX_BODY_BYTES)
+    asyncio.run(guard.Guard(reader)(post_scope("/gradio_api/mcp/"), receive, lambda message: None))
+    assert seen[-1]["type"] == "http.disconnect"
+    assert sum(len(m.get("body", b"")) for m in seen) <= guard.MAX_BODY_BYTES < sum(sent)

@@ -10,7 +10,7 @@ import torch
 from tiny import tiny_model
 
 from transformer.explain.walkthrough import walk_through
-from transformer.explorer.figures import MAX_TICK_LABELS, token_labels
+from transformer.explorer.figures import MAX_TICK_LABELS, label_width_px, token_labels
 from transformer.explorer.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
 from transformer.explorer.views.walkthrough import STEPS
 
@@ -96,3 +96,21 @@ def test_every_domain_is_within_the_figure_at_every_number_of_rows(stacked):
         for low, high in axis_domains(figure):
             assert 0.0 <= low < high <= 1.0, (rows, low, high)
     go.Figure(figure.to_dict())  # the last one, validated
+
+
+def test_side_by_side_the_first_panel_labels_the_token_rows_and_the_others_share_them():
+    figure = panel_figure([panel(4), panel(6), panel(2)], "t")
+    assert figure.layout.yaxis.showticklabels is not False and list(figure.data[0].y) == TOKENS
+    assert figure.layout.margin.l >= label_width_px(TOKENS)  # room for them
+    for axis in ("yaxis2", "yaxis3"):
+        assert figure.layout[axis].showticklabels is False and figure.layout[axis].matches == "y"
+
+
+def test_every_walkthrough_figure_labels_its_token_rows():
+    walk = walk_through(tiny_model(seed=1), torch.tensor([[4, 8, 15, 16]]))
+    side_by_side = 0
+    for step in STEPS:
+        figure = step.values(walk, ["a", "b", "<c>", "d"], 1, 1)
+        assert figure.layout.yaxis.showticklabels is not False, step.title
+        side_by_side += len(figure.data) > 1 and figure.layout.yaxis2.matches == "y"
+    assert side_by_side  # the figures checked include panels side by side

@@ -1,6 +1,7 @@
 """What the server keeps per visitor: sessions released when their page closes or goes idle, shared links that
 keep the inputs only (capped, oldest first), Gradio's deep-link route writing nothing, uploads refused."""
 
+import asyncio
 import json
 import os
 import time
@@ -12,7 +13,7 @@ import httpx
 import pytest
 from fuzz_helpers import QueueCaller
 
-from transformer.explorer import link_store, server, sessions
+from transformer.explorer import clients, link_store, server, sessions
 from transformer.explorer.address import URL_PARAMS, share_link
 from transformer.explorer.restore import restore_controls, restore_view
 
@@ -201,3 +202,21 @@ def test_the_sweep_hands_memory_back_after_jobs_ran_and_only_once_none_runs():
     assert sessions.work_done(holder) is None  # a job runs: its memory is in use, nothing to hand back
     queue.get_active_worker_count = lambda: 0
     assert sessions.work_done(holder) not in (None, before)  # jobs ran and none runs: the sweep trims
+
+
+def test_a_new_api_session_in_a_full_holder_evicts_another_never_itself():
+    with gr.Blocks() as blocks:
+        gr.State()
+    holder = sessions.LeanSessions()
+    holder.set_blocks(blocks)
+    holder.capacity = 2
+
+    async def page_request(key: str):
+        clients.CURRENT.set(("10.0.0.1", asyncio.current_task()))
+        return holder[key]
+
+    for key in ("page 1", "page 2"):
+        asyncio.run(page_request(key))
+    made = holder["api"]  # a queue worker's session for an API call: no client request, so the first to go ...
+    assert holder.session_data["api"] is made  # ... but not before it is used
+    assert list(holder.session_data) == ["page 2", "api"]

@@ -46,9 +46,14 @@ def whole_number(value, name: str, low: int, high: int) -> int:
     return number
 
 
+def model_index(number: int) -> int:
+    """A layer or head counted from 1, already range-checked, as the model's 0-based index."""
+    return number - 1
+
+
 def layer_index(layer, num_layers: int) -> int:
     """A layer counted from 1 as the model's 0-based index, range-checked."""
-    return whole_number(layer, "Layer", 1, num_layers) - 1
+    return model_index(whole_number(layer, "Layer", 1, num_layers))
 
 
 def page_number(index: int) -> int:
@@ -64,7 +69,7 @@ def layer_head(layer, head, num_layers: int, num_heads: int, *, mean: bool = Fal
     layer = layer_index(layer, num_layers)
     if mean and head == MEAN_HEAD:
         return layer, None
-    return layer, whole_number(head, "Head", 1, num_heads) - 1
+    return layer, model_index(whole_number(head, "Head", 1, num_heads))
 
 
 def page_numbers(value):

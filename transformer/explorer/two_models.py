@@ -23,7 +23,7 @@ from .analysis import Analysis, sentence_ids
 from .attribution_figures import attribution_figure, attribution_html
 from .colour import colour_scale, excluded_positions
 from .figures import TEMPLATE, attention_heatmap
-from .inputs import PREDICTED, class_index, whole_number
+from .inputs import PREDICTED, class_index, model_index, whole_number
 from .markup import change_rows, probabilities, table
 from .token_spans import text_pieces
 
@@ -105,7 +105,9 @@ def models_view(
             probabilities=result.probabilities,
             num_layers=layers,
             num_heads=heads,
-            attention=result.attentions[layer - 1, head - 1] if layer <= layers and head <= heads else None,
+            attention=result.attentions[model_index(layer), model_index(head)]
+            if layer <= layers and head <= heads
+            else None,
             attributions=explained,
         )
         for name, result, explained, source, (layers, heads) in zip(
