@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import socket
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -105,6 +106,26 @@ def import_app(model_dir: Path):
     os.environ["MODEL_ID"] = str(model_dir)
     os.environ.pop("MODEL_REVISION", None)
     return importlib.import_module("app")
+
+
+def probe_endpoints(env: dict[str, str], timeout: int = 600) -> tuple[dict[str, str], dict[str, int], str]:
+    """Every endpoint called with its defaults by ``tests/hub_probe.py`` in a process of its own, the app on
+    ``env``'s ``MODEL_ID`` (it loads its model once); ({endpoint: "ok" or its error}, {endpoint: answer bytes}, the
+    device its model ran on, e.g. "cpu")."""
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"} | env
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "hub_probe.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    keys = ("ANSWERS", "SIZES", "DEVICE")
+    said = {key: line.removeprefix(key + " ") for line in run.stdout.splitlines() for key in keys
+            if line.startswith(key + " ")}  # fmt: skip
+    assert run.returncode == 0 and said.keys() == set(keys), run.stderr[-3000:]
+    return json.loads(said["ANSWERS"]), json.loads(said["SIZES"]), json.loads(said["DEVICE"])
 
 
 def free_port() -> int:

@@ -5,7 +5,6 @@ not apply; the endpoint fuzz tests (tests/test_fuzz_api.py) run on one of them t
 their own."""
 
 import ast
-import json
 import os
 import re
 import subprocess
@@ -13,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from app_fixtures import TEST_MODEL_VARIABLE
+from app_fixtures import TEST_MODEL_VARIABLE, probe_endpoints
 from hub_checkpoints import HUB_FAMILIES
 from tiny import write_dev_sets
 
@@ -33,25 +32,13 @@ def answers(hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
     data = write_dev_sets(tmp_path_factory.mktemp("hub-data") / "data")
     found = {}
     for i, family in enumerate(HUB_FAMILIES):
-        env = os.environ | {
+        env = {
             "MODEL_ID": str(hub_model_dirs[family]),
             "MODEL_ID_B": str(hub_model_dirs[HUB_FAMILIES[(i + 1) % len(HUB_FAMILIES)]]),
             "SENTIMENT_DATA_DIR": str(data),  # the corpus views compute for this model on first use
             "ATTENTION_EXPLORER_CACHE": str(tmp_path_factory.mktemp(f"cache-{family}")),
-            "HF_HUB_OFFLINE": "1",
-            "GRADIO_ANALYTICS_ENABLED": "False",
         }
-        run = subprocess.run(
-            [sys.executable, str(ROOT / "tests" / "hub_probe.py")],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=600,
-        )
-        lines = [line for line in run.stdout.splitlines() if line.startswith("ANSWERS ")]
-        assert run.returncode == 0 and lines, run.stderr[-3000:]
-        found[family] = json.loads(lines[-1].removeprefix("ANSWERS "))
+        found[family] = probe_endpoints(env)[0]
     return found
 
 
