@@ -229,3 +229,6 @@ def test_one_colour_range_over_every_head_leaves_out_the_chosen_positions():
     top = figures.attention_grid([f"t{i}" for i in range(6)], attentions, exclude=[0]).layout.coloraxis.cmax
     expected = attentions[:, :, 1:, 1:].max()
     assert top == pytest.approx(expected * figures._SHOWN_UNIT, abs=0.5)
+    attentions[0, 0] = 0.0  # a head of zeros sets no range (it once set the top to 1)
+    top = figures.attention_grid([f"t{i}" for i in range(6)], attentions).layout.coloraxis.cmax
+    assert top == pytest.approx(attentions.max() * figures._SHOWN_UNIT, abs=0.5) and attentions.max() < 1
