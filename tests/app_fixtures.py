@@ -10,6 +10,7 @@ import importlib
 import json
 import os
 import socket
+import subprocess
 import sys
 import types
 from collections.abc import Iterator
@@ -149,6 +150,26 @@ def page_on(app, model_dir: Path, folder: Path, second: Path | None = None) -> I
         yield types.SimpleNamespace(
             demo=app.build_demo(), get_model=runner.get_model, launch_settings=app.launch_settings
         )
+
+
+def probe_endpoints(env: dict[str, str], timeout: int = 600) -> tuple[dict[str, str], dict[str, int], str]:
+    """Every endpoint called with its defaults by ``tests/hub_probe.py`` in a process of its own, the app on
+    ``env``'s ``MODEL_ID`` (it loads its model once); ({endpoint: "ok" or its error}, {endpoint: answer bytes}, the
+    device its model ran on, e.g. "cpu")."""
+    env = os.environ | {"HF_HUB_OFFLINE": "1", "GRADIO_ANALYTICS_ENABLED": "False"} | env
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tests" / "hub_probe.py")],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    keys = ("ANSWERS", "SIZES", "DEVICE")
+    said = {key: line.removeprefix(key + " ") for line in run.stdout.splitlines() for key in keys
+            if line.startswith(key + " ")}  # fmt: skip
+    assert run.returncode == 0 and said.keys() == set(keys), run.stderr[-3000:]
+    return json.loads(said["ANSWERS"]), json.loads(said["SIZES"]), json.loads(said["DEVICE"])
 
 
 def free_port() -> int:

@@ -104,7 +104,23 @@ def family_tokenizer(family: str) -> Tokenizer:
 def write_hub_checkpoint(folder: Path, family: str, seed: int = 0) -> Path:
     """A checkpoint folder as the Hub holds one: config.json, model.safetensors, tokenizer.json; ``folder``."""
     tokenizer = family_tokenizer(family)
-    model = hub_classifier(family, tokenizer.get_vocab_size(), seed)
+    return save_checkpoint(folder, hub_classifier(family, tokenizer.get_vocab_size(), seed), tokenizer)
+
+
+def write_sized_bert(folder: Path, layers: int, heads: int, width: int, positions: int, seed: int = 0) -> Path:
+    """A random BERT of ``layers`` × ``heads`` × ``width`` reading ``positions`` tokens, with the WordPiece tokenizer,
+    saved as ``write_hub_checkpoint`` saves one; ``folder``. Its weights have transformers' own spread (0.02), so its
+    attention is spread over the keys, as long as a real model's answers get (peaked weights print shorter)."""
+    tokenizer = wordpiece_tokenizer()
+    shape = dict(num_hidden_layers=layers, num_attention_heads=heads, hidden_size=width, intermediate_size=2 * width)
+    model = hub_classifier(
+        "bert", tokenizer.get_vocab_size(), seed, initializer_range=0.02, max_position_embeddings=positions, **shape
+    )
+    return save_checkpoint(folder, model, tokenizer)
+
+
+def save_checkpoint(folder: Path, model: torch.nn.Module, tokenizer: Tokenizer) -> Path:
+    """``model`` (safetensors) and ``tokenizer`` saved in ``folder``; ``folder``."""
     model.save_pretrained(folder)  # safetensors
     tokenizer.save(str(folder / "tokenizer.json"))
     return folder

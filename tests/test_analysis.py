@@ -185,6 +185,23 @@ def test_attention_payload_is_json_with_rows_that_sum_to_one(model, tokenizer):
     np.testing.assert_array_equal(attentions, np.round(attentions, payloads.PAYLOAD_DECIMALS))
 
 
+@pytest.mark.parametrize(("weight", "decimals"), [(0.1234, 4), (0.123457, 6), (3.141593, 6), (1e-06, 6)])
+def test_the_most_heads_an_answer_holds_fit_in_8_mb_at_their_longest(weight, decimals):
+    """Every number printed at its longest ("0.1234" at 4 decimals): the heads that fit (``chosen_maps``) are at most
+    ``MAX_ANSWER_BYTES`` as the API sends them, and one more head is refused."""
+    n = 512
+    maps = np.full((1, 12, n, n), weight, dtype=np.float32)
+    fit = payloads.heads_that_fit(maps, decimals)
+    assert 1 <= fit < 12
+    answer = payloads.chosen_maps(maps, 1, list(range(1, fit + 1)), "maps", decimals)
+    size = len(json.dumps([answer]))
+    assert size <= payloads.MAX_ANSWER_BYTES
+    if weight > 0.1:  # printed in full, the bound is tight (1e-06 prints shorter than "0.000001")
+        assert size > payloads.MAX_ANSWER_BYTES * fit / (fit + 1) - payloads.OTHER_FIELDS_BYTES
+    with pytest.raises(analysis.InputError, match=f"At {n} tokens an answer holds at most {fit} heads"):
+        payloads.chosen_maps(maps, 1, list(range(1, fit + 2)), "maps", decimals)
+
+
 def test_label_payload_ranks_the_classes(model, tokenizer):
     result = analysis.analyze(model, tokenizer, "a wonderful film")
     payload = payloads.label_payload(result)

@@ -168,3 +168,67 @@ def test_a_layer_s_subplot_titles_clear_the_layer_above():
     plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
     upper, lower = figure.layout.yaxis.domain, figure.layout.yaxis3.domain  # layer 1 and layer 2, head 1
     assert (upper[0] - lower[1]) * plot_px >= figures.GRID_TITLE_GAP_PX - 1
+
+
+# --- maps wider than the screen's pixels, and every head of a real-size model ---
+
+
+def test_pooled_keeps_each_block_s_largest_magnitude_with_its_sign():
+    maps = np.array([[1, -5, 2], [0, 3, -1], [4, 0, 0]], dtype=np.float32)  # (3, 3) in blocks of 2: 2 × 2 cells
+    np.testing.assert_array_equal(figures.pooled(maps, 2), [[-5, 2], [4, 0]])
+    weights = random_attention(2, 3, 9, 9)
+    drawn = figures.pooled(weights, 4)  # (2, 3, 3, 3)
+    assert drawn.shape == (2, 3, 3, 3) and drawn.dtype == weights.dtype
+    assert drawn[1, 2, 0, 1] == weights[1, 2, :4, 4:8].max() and drawn[0, 0, 2, 2] == weights[0, 0, 8, 8]
+    assert figures.pooled(weights, 1) is weights
+
+
+@pytest.mark.parametrize("scale", ["global", "row"])
+def test_a_map_wider_than_the_screen_is_drawn_in_blocks_with_its_peaks(scale):
+    n = 512
+    weights = random_attention(n, n)
+    weights[300, 7] = 0.9  # one peak: still shown, and still the top of the colour range
+    tokens = ["<b>x</b>"] + [f"t{i}" for i in range(1, n)]
+    figure = figures.attention_heatmap(tokens, weights, "one head", scale=scale)
+    (trace,) = figure.data
+    side = n // 2  # blocks of 2 × 2
+    assert np.asarray(trace.z).shape == (side, side) and len(trace.x) == len(trace.y) == side <= figures.MAX_DRAWN_CELLS
+    assert figures.shown_values(trace)[150, 3] == pytest.approx(0.9, abs=1e-4)
+    assert trace.x[0] == "0–1 &lt;b&gt;x&lt;/b&gt;…" and trace.y[150] == "300–301 t300…"  # escaped token, its span
+    assert "2 × 2 block" in figure.layout.title.text
+    # what Gradio sends (to_json): at most 3 bytes a drawn cell (uint16, uint8 colours) in base64, whose "/" plotly
+    # escapes as 6 bytes; decimal lists would be 7 bytes a cell
+    assert len(figure.to_json()) < side * side * 3 * 2 + 60_000
+    small = figures.attention_heatmap(TOKENS, random_attention(5, 5), "t", scale=scale).data[0]
+    assert list(small.x) == figures.token_labels(TOKENS) and "block" not in figure.layout.title.text.split("(")[0]
+
+
+@pytest.mark.parametrize("scale", ["global", "row"])
+def test_every_head_of_a_real_size_model_is_one_light_heatmap(scale):
+    layers, heads, n = 6, 12, 256
+    attentions = random_attention(layers, heads, n, n)
+    attentions[4, 9, 100, 200] = 0.95
+    figure = figures.attention_grid([f"<i>{i}" for i in range(n)], attentions, scale=scale)
+    (trace,) = figure.data  # one trace on one pair of axes, where subplots would be 72 traces and 144 axes
+    tile = figures.block_size(n, figures.GRID_PX // heads)  # 4: 64 cells a map a side
+    side = n // tile
+    assert np.asarray(trace.z).shape == (layers * side, heads * side)
+    assert figures.shown_values(trace)[4 * side + 100 // tile, 9 * side + 200 // tile] == pytest.approx(0.95, abs=1e-4)
+    assert trace.y[4 * side + 25] == "L5 · 100–103 &lt;i&gt;100…" and trace.x[9 * side] == "H10 · 0–3 &lt;i&gt;0…"
+    assert list(figure.layout.xaxis.ticktext) == [f"head {h}" for h in range(1, heads + 1)]
+    assert list(figure.layout.yaxis.ticktext) == [f"layer {layer}" for layer in range(1, layers + 1)]
+    assert len(figure.layout.shapes) == layers - 1 + heads - 1  # a line between two maps
+    assert len(figure.to_json()) < layers * heads * side * side * 3 * 2 + 100_000  # as for one map, above
+    small = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5), scale=scale)
+    assert len(small.data) == 4 and small.data[0].x == tuple(figures.token_labels(TOKENS))  # small multiples
+
+
+def test_one_colour_range_over_every_head_leaves_out_the_chosen_positions():
+    attentions = random_attention(2, 3, 6, 6)
+    attentions[1, 2, 0, 3] = attentions[0, 1, 4, 0] = 0.99  # row 0 and column 0: left out below
+    top = figures.attention_grid([f"t{i}" for i in range(6)], attentions, exclude=[0]).layout.coloraxis.cmax
+    expected = attentions[:, :, 1:, 1:].max()
+    assert top == pytest.approx(expected * figures._SHOWN_UNIT, abs=0.5)
+    attentions[0, 0] = 0.0  # a head of zeros sets no range (it once set the top to 1)
+    top = figures.attention_grid([f"t{i}" for i in range(6)], attentions).layout.coloraxis.cmax
+    assert top == pytest.approx(attentions.max() * figures._SHOWN_UNIT, abs=0.5) and attentions.max() < 1

@@ -96,7 +96,7 @@ def load_model(
             Hub (or not in the cache while offline), the files are corrupt or do not match each other, or a
             ``transformers`` checkpoint is of another family or needs the extra that is not installed.
     """
-    device = torch.device(device) if device is not None else _default_device()
+    device = torch.device(device) if device is not None else default_device()
     if isinstance(source, Path) or Path(source).is_dir() or not _REPO_ID.fullmatch(source):
         if revision is not None:
             raise ModelLoadError(f"{source}: revision {revision!r} given, but a local folder has no revisions")
@@ -112,7 +112,7 @@ def load_model(
     return LoadedModel(model.eval(), tokenizer, str(source), revision, device, metrics, folder)
 
 
-def _default_device() -> torch.device:
+def default_device() -> torch.device:
     """CUDA when available, else CPU."""
     return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 

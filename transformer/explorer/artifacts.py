@@ -211,7 +211,8 @@ def build_faithfulness(model, tokenizer, rows: list[Row], model_sha256: str, ste
     modes, each sentence explained for its predicted class: JSON-ready, with a tqdm progress bar."""
     start = time.perf_counter()
     rows, ids = encode(tokenizer, rows, model.max_len)
-    sentences = [torch.tensor([sentence]) for sentence in ids]
+    device = next(model.parameters()).device  # a model on CUDA (``make artifacts`` loads on it) reads ids there
+    sentences = [torch.tensor([sentence], device=device) for sentence in ids]  # each (1, N)
     bar = functools.partial(tqdm, desc="faithfulness", unit="sentence", leave=False)
     found = corpus_faithfulness(model, sentences, steps, progress=bar)
     rounded = {

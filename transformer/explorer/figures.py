@@ -93,7 +93,8 @@ def _shown(values: np.ndarray, signed: bool = False) -> tuple[np.ndarray, bool]:
     values = np.asarray(values, dtype=np.float32)
     if signed or (values.size and (values.min() < 0 or values.max() > 1)):
         return values, False
-    return np.minimum(np.rint(values * _SHOWN_UNIT), _SHOWN_UNIT - 1).astype(np.uint16), True
+    scaled = values * _SHOWN_UNIT  # one copy, rounded and clipped in place
+    return np.minimum(np.rint(scaled, out=scaled), _SHOWN_UNIT - 1, out=scaled).astype(np.uint16), True
 
 
 def shown_values(trace) -> np.ndarray:
@@ -115,16 +116,16 @@ def _colour_range(
         matrices: (..., N, N). Returns (z (..., N, N), the top of the colour range in z's units, extra fields
         with the hover's ``value`` format).
     """
-    count = int(np.prod(matrices.shape[:-2]))  # K maps; -1 cannot be inferred when N = 0
-    weights = torch.from_numpy(matrices).reshape(count, *matrices.shape[-2:])  # (K, N, N)
+    weights = torch.from_numpy(matrices)  # (..., N, N): one range over every map, or per row of each
     shown, whole = _shown(matrices, signed)
     unit = _SHOWN_UNIT if whole else 1.0
     if scale == "row":
-        colours = torch.stack([normalise_attention(weights_k, "row", exclude) for weights_k in weights])  # (K, N, N)
-        steps = np.rint(colours.reshape(matrices.shape).numpy() * COLOUR_STEPS).astype(np.uint8)
+        steps = normalise_attention(weights, "row", exclude).numpy()  # a new array: scaled in place
+        steps *= COLOUR_STEPS
+        steps = np.rint(steps, out=steps).astype(np.uint8)
         value = _SHOWN_FORMAT.format(field="customdata") if whole else "%{customdata:.3f}"
         return steps, float(COLOUR_STEPS), {"customdata": shown, "value": value}
-    top = max((colour_limit(weights_k, "global", exclude).item() for weights_k in weights), default=1.0)
+    top = colour_limit(weights, "global", exclude).item() if weights.numel() else 1.0
     top = min(top * unit, unit - 1) if whole else top
     return shown, top, {"value": _SHOWN_FORMAT.format(field="z") if whole else "%{z:.3f}"}
 
@@ -163,6 +164,59 @@ def round_ticks(top: float, most: int = 5) -> list[float]:
     return [round(i * step, 10) for i in range(int(top / step + 1e-9) + 1)]
 
 
+MAX_DRAWN_CELLS = 256  # a map's side as drawn: a heatmap's plot is under ~800 px, so more cells would be < 3 px
+GRID_PX = 1024  # about the All heads figure's width: its H maps share it, so a map gets GRID_PX / H cells a side
+MIN_GRID_CELLS = 16  # ... but never fewer than this
+MAX_SUBPLOT_HEADS = 16  # up to this many heads, one subplot each (titled, rearranged on a phone); more: one mosaic
+
+
+def block_size(n: int, most: int) -> int:
+    """The side of the square blocks that draw an N × N map in at most ``most`` cells a side: 1 when it fits."""
+    return max(1, math.ceil(n / max(most, 1)))
+
+
+def pooled(maps: np.ndarray, block: int) -> np.ndarray:
+    """Each ``block`` × ``block`` square of the last two axes as its value of largest magnitude (sign kept): a map
+    drawn in fewer cells than it has keeps its peaks, where a mean would wash them out.
+
+    Shape:
+        maps: (..., N, N). Returns (..., ceil(N / block), ceil(N / block)), of ``maps``' dtype.
+    """
+    if block == 1:
+        return maps
+    *lead, n, _ = maps.shape
+    m = math.ceil(n / block)
+    padded = np.zeros((*lead, m * block, m * block), dtype=maps.dtype)  # 0 never outweighs a value of the block
+    padded[..., :n, :n] = maps
+    blocks = padded.reshape(*lead, m, block, m, block).swapaxes(-3, -2).reshape(*lead, m, m, block * block)
+    if np.issubdtype(maps.dtype, np.unsignedinteger) or not (maps < 0).any():
+        return blocks.max(axis=-1)
+    largest = np.abs(blocks).argmax(axis=-1)[..., None]  # (..., M, M, 1)
+    return np.take_along_axis(blocks, largest, axis=-1)[..., 0]
+
+
+def block_labels(tokens: Sequence[str], block: int, positions: Sequence[int] | None = None) -> list[str]:
+    """Axis labels for a map drawn in blocks: ``token_labels`` when ``block`` is 1, else "16–19 the…" per block
+    (its first and last position, its first token, escaped)."""
+    if block == 1:
+        return token_labels(tokens, positions)
+    positions = range(len(tokens)) if positions is None else positions
+    starts = range(0, len(tokens), block)
+    return [f"{positions[s]}–{positions[min(s + block, len(tokens)) - 1]} {_display(tokens[s])}…" for s in starts]
+
+
+def block_note(block: int) -> str:
+    """What a title adds when its map is drawn in blocks."""
+    return "" if block == 1 else f" (each cell: the largest of a {block} × {block} block)"
+
+
+def _pooled_colours(colours: np.ndarray, extra: dict, block: int) -> tuple[np.ndarray, dict]:
+    """``_colour_range``'s colours and hover values (``customdata``), each pooled in blocks (``pooled``)."""
+    if "customdata" in extra:
+        extra = extra | {"customdata": pooled(extra["customdata"], block)}
+    return pooled(colours, block), extra
+
+
 def attention_heatmap(
     tokens: Sequence[str],
     weights: np.ndarray,
@@ -188,10 +242,12 @@ def attention_heatmap(
         value_name: what a cell holds, in the hover and on the colour bar.
         signed: a diverging scale centred on 0, for differences; by default when a value is negative.
     """
-    labels = token_labels(tokens, positions)
     weights = np.asarray(weights, dtype=np.float32)
+    block = block_size(len(tokens), MAX_DRAWN_CELLS)
+    labels = block_labels(tokens, block, positions)
     signed = bool((weights < 0).any()) if signed is None else signed
-    colours, top, extra = _colour_range(weights, scale, exclude, signed)
+    colours, top, extra = _colour_range(weights, scale, exclude, signed)  # on every cell: then pooled
+    colours, extra = _pooled_colours(colours, extra, block)
     value = extra.pop("value")
     heatmap = {
         "type": "heatmap",
@@ -209,7 +265,7 @@ def attention_heatmap(
     layout = {
         "template": TEMPLATE,
         **TOUCH,
-        "title": {"text": html.escape(title, quote=False)},
+        "title": {"text": html.escape(title + block_note(block), quote=False)},
         "height": int(np.clip(220 + 16 * len(labels), 360, 900)),
         "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(SLANT_HEIGHT * label_px) + AXIS_TITLE_PX},
         "xaxis": {"title": {"text": "key (attended to)"}, "type": "category", "tickangle": -45, "automargin": False},
@@ -223,6 +279,7 @@ def attention_heatmap(
     return go.Figure(data=[heatmap], layout=layout)
 
 
+GRID_TITLE = "All heads (rows: layers, columns: heads; one colour scale)"
 GRID_TITLE_GAP_PX = 36  # between a layer's cells and the next layer's subplot titles (which sit above their cells)
 
 
@@ -271,7 +328,7 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         figure.update_yaxes(showticklabels=False)
     figure.update_layout(
         template=TEMPLATE,
-        title={"text": "All heads (rows: layers, columns: heads; one colour scale)"},
+        title={"text": GRID_TITLE},
         coloraxis={"colorscale": ATTENTION_COLORS, "cmin": 0.0, "colorbar": {"title": {"text": "weight"}}},
         margin={"l": 10, "r": 10, "t": 70, "b": 10},
         **TOUCH,
@@ -288,7 +345,10 @@ def attention_grid(
     title: str | None = None,
     value_name: str = "weight",
 ) -> go.Figure:
-    """Every layer × head as small multiples sharing one colour scale (0 to the largest weight anywhere).
+    """Every layer × head on one colour scale (0 to the largest weight anywhere): small multiples, one subplot a
+    head, up to ``MAX_SUBPLOT_HEADS`` heads; beyond, one heatmap of every map side by side (``_mosaic``), which a
+    browser draws as one image with one pair of axes. Each map is drawn in at most ``GRID_PX`` / H cells a side,
+    in blocks (``pooled``) beyond.
 
     Args:
         tokens: the N tokens.
@@ -298,12 +358,32 @@ def attention_grid(
         value_name: what a cell holds, in the hover and on the colour bar.
     """
     num_layers, num_heads, n, _ = attentions.shape
-    labels = token_labels(tokens)
-    show_ticks = n <= MAX_TICK_LABELS
     attentions = np.asarray(attentions, dtype=np.float32)
     colours, top, extra = _colour_range(attentions, scale, exclude)  # (L, H, N, N)
-    value, shown = extra.pop("value"), extra.get("customdata")
-    height = _grid_height(num_layers, n)
+    block = block_size(n, max(MIN_GRID_CELLS, GRID_PX // num_heads))
+    colours, extra = _pooled_colours(colours, extra, block)  # (L, H, M, M)
+    labels = block_labels(tokens, block)
+    colour_bar = _colour_bar(extra, value_name, top)
+    hover = f"query %{{y}}<br>key %{{x}}<br>{value_name} {extra.pop('value')}<extra></extra>"
+    if num_layers * num_heads > MAX_SUBPLOT_HEADS:
+        figure = _mosaic(labels, colours, extra.get("customdata"), hover)
+        figure.update_traces(zmax=top, colorbar=colour_bar)
+    else:
+        figure = _small_multiples(labels, colours, extra.get("customdata"), hover)
+        figure.update_layout(coloraxis_cmax=top, coloraxis_colorbar=colour_bar)
+    figure.update_layout(title_text=html.escape((title or GRID_TITLE) + block_note(block), quote=False))
+    return figure
+
+
+def _small_multiples(labels: list[str], colours: np.ndarray, shown: np.ndarray | None, hover: str) -> go.Figure:
+    """One subplot a head (``_grid_skeleton``) sharing one colour axis.
+
+    Shape:
+        colours, shown: (L, H, M, M), M = len(labels); ``shown`` the hover's values, when they are not the colours.
+    """
+    num_layers, num_heads, m, _ = colours.shape
+    show_ticks = m <= MAX_TICK_LABELS
+    height = _grid_height(num_layers, m)
     figure = go.Figure(_grid_skeleton(num_layers, num_heads, show_ticks))  # a copy: the cached grid stays empty
     cells = [(layer, head) for layer in range(num_layers) for head in range(num_heads)]
     figure.add_traces(
@@ -314,9 +394,8 @@ def attention_grid(
                 "x": labels,
                 "y": labels,
                 "coloraxis": "coloraxis",
-                "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>query %{{y}}<br>key %{{x}}"
-                f"<br>{value_name} {value}<extra></extra>",
-                **({"customdata": shown[layer, head]} if extra else {}),
+                "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>{hover}",
+                **({"customdata": shown[layer, head]} if shown is not None else {}),
             }
             for layer, head in cells
         ],
@@ -324,16 +403,54 @@ def attention_grid(
         cols=[head + 1 for _, head in cells],
     )
     label_px = label_width_px(labels, GRID_TICK_SIZE) if show_ticks else 0
-    figure.update_layout(
-        coloraxis_cmax=top,
-        coloraxis_colorbar=_colour_bar({**extra, "value": value}, value_name, top),
-        height=height,
-        margin={"l": 10 + label_px, "b": 10 + label_px},
-    )
+    figure.update_layout(height=height, margin={"l": 10 + label_px, "b": 10 + label_px})
     _space_layers(figure, num_layers, num_heads, height - figure.layout.margin.t - figure.layout.margin.b)
-    if title is not None:
-        figure.update_layout(title_text=html.escape(title, quote=False))
     return figure
+
+
+def _mosaic(labels: list[str], colours: np.ndarray, shown: np.ndarray | None, hover: str) -> go.Figure:
+    """Every head's map in one heatmap, layers down and heads across, a line between two maps: one trace and one
+    pair of axes, where a subplot a head is 2 × L × H axes for the browser to lay out. A cell's hover names its
+    layer and query ("L2 · 5 the") and its head and key ("H3 · 7 film").
+
+    Shape:
+        colours, shown: (L, H, M, M), M = len(labels); ``shown`` the hover's values, when they are not the colours.
+    """
+    num_layers, num_heads, m, _ = colours.shape
+
+    def side_by_side(maps: np.ndarray) -> np.ndarray:
+        return maps.transpose(0, 2, 1, 3).reshape(num_layers * m, num_heads * m)  # (L·M, H·M)
+
+    x = [f"H{page_number(head)} · {label}" for head in range(num_heads) for label in labels]
+    y = [f"L{page_number(layer)} · {label}" for layer in range(num_layers) for label in labels]
+    trace = {
+        "type": "heatmap",
+        "z": side_by_side(colours),
+        "x": x,
+        "y": y,
+        "zmin": 0.0,
+        "colorscale": ATTENTION_COLORS,
+        "hovertemplate": hover,
+        **({"customdata": side_by_side(shown)} if shown is not None else {}),
+    }
+    middles = [k * m + m // 2 for k in range(max(num_layers, num_heads))]
+    line = {"type": "line", "line": {"color": "white", "width": 2}}
+    lines = [line | {"xref": "x", "yref": "paper", "x0": k * m - 0.5, "x1": k * m - 0.5, "y0": 0, "y1": 1}
+             for k in range(1, num_heads)]  # fmt: skip
+    lines += [line | {"xref": "paper", "yref": "y", "x0": 0, "x1": 1, "y0": k * m - 0.5, "y1": k * m - 0.5}
+              for k in range(1, num_layers)]  # fmt: skip
+    layout = {
+        "template": TEMPLATE,
+        **TOUCH,
+        "height": int(np.clip(num_layers * GRID_PX / num_heads + 140, 320, 1400)),
+        "margin": {"l": 70, "r": 10, "t": 90, "b": 10},
+        "shapes": lines,
+        "xaxis": {"type": "category", "side": "top", "tickvals": [x[k] for k in middles[:num_heads]],
+                  "ticktext": [f"head {page_number(k)}" for k in range(num_heads)], "automargin": False},
+        "yaxis": {"type": "category", "autorange": "reversed", "tickvals": [y[k] for k in middles[:num_layers]],
+                  "ticktext": [f"layer {page_number(k)}" for k in range(num_layers)], "automargin": False},
+    }  # fmt: skip
+    return go.Figure(data=[trace], layout=layout)
 
 
 def escape(text: object) -> str:

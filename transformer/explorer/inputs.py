@@ -72,6 +72,20 @@ def layer_head(layer, head, num_layers: int, num_heads: int, *, mean: bool = Fal
     return layer, model_index(whole_number(head, "Head", 1, num_heads))
 
 
+def chosen_indices(value, name: str, count: int) -> list[int]:
+    """An API caller's choice of layers (or heads) as sorted, distinct 0-based indices.
+
+    Args:
+        value: None or an empty list for all ``count``; else one number or a list of numbers, counted from 1.
+        name: "Layer" or "Head", for the message.
+        count: how many the model has.
+    """
+    numbers = value if isinstance(value, list | tuple) else [] if value is None else [value]
+    if len(numbers) > count:  # no list of distinct ones is longer: refused before each is read
+        raise InputError(f"Name at most {count} {name.lower()}s (the model has {count}); got {len(numbers):,}.")
+    return sorted({whole_number(number, name, 1, count) - 1 for number in numbers}) or list(range(count))
+
+
 def page_numbers(value):
     """An explanation dataclass with its 0-based ``layer`` and ``head`` fields counted from 1, as the page does."""
     return dataclasses.replace(value, layer=page_number(value.layer), head=page_number(value.head))

@@ -18,7 +18,7 @@ from pathlib import Path
 import gradio as gr
 import torch
 
-from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, load_model
+from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
 from .analysis import Analysis, InputError
 from .export import to_jsonable
@@ -77,13 +77,19 @@ def get_second_model() -> tuple[LoadedModel | None, str | None]:
     return on_device(loaded), None
 
 
+@functools.lru_cache(maxsize=1)
+def explorer_device() -> torch.device:
+    """The device every model of the explorer runs on, chosen once: CUDA where there is a GPU, else the CPU."""
+    return default_device()
+
+
 def on_device(loaded: LoadedModel) -> LoadedModel:
-    """``loaded``, read on the CPU, moved to CUDA when there is a GPU.
+    """``loaded``, read on the CPU, moved to ``explorer_device``.
 
     On ZeroGPU hardware the main process may not touch CUDA itself, and ``.to("cuda")`` is the move that
     ``spaces`` defers.
     """
-    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    device = explorer_device()
     loaded.model.to(device)
     return dataclasses.replace(loaded, device=device)
 

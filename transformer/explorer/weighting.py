@@ -9,15 +9,13 @@ model call.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import gradio as gr
 import numpy as np
 
 from ..explain.attention_norms import weighted
 from . import runner
 from .analysis import Analysis
-from .export import to_jsonable
+from .payloads import chosen_maps
 from .readers import choice
 from .registry import Reading
 
@@ -50,27 +48,26 @@ def attentions(result: Analysis, weighting: str = WEIGHTS) -> np.ndarray:
     return weighted(result.attentions, result.value_norms) if weighting == NORMS else result.attentions
 
 
-@dataclass(frozen=True)
-class NormsView:
-    """Shape: norms (L, H, N, N), queries on rows; value_norms (L, H, N), one per key."""
-
-    tokens: list[str]
-    norms: np.ndarray
-    value_norms: np.ndarray
-
-
-def attention_norms(text: str) -> dict:
-    """Every head's attention weighted by what it moves (Kobayashi et al. 2020): weight × ‖f(x_j)‖, where f(x_j) is
-    key j's value vector (bias included) times the head's slice of the output projection W_o.
+def attention_norms(text: str, layer: int | list[int] | None = None, head: int | list[int] | None = None) -> dict:
+    """The attention of the heads chosen with ``layer`` and ``head`` (every head by default) weighted by what it
+    moves (Kobayashi et al. 2020): weight × ‖f(x_j)‖, where f(x_j) is key j's value vector (bias included) times
+    the head's slice of the output projection W_o.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to read (at most 10,000 characters; the model reads its first max_len tokens).
+        layer: the layers to answer: one number or a list; none (or []) for every layer.
+        head: the heads of those layers to answer: one number or a list; none (or []) for every head. An answer
+            holds at most 8 MB of maps: beyond that, choose some.
 
     Returns:
-        {"tokens": [...], "norms": [layer][head][query][key], "value_norms": [layer][head][key] (‖f(x_j)‖)};
-        norms / weights depends on the key only.
+        {"tokens": [...], "layers", "heads" (the chosen ones), "norms": [layer][head][query][key],
+        "value_norms": [layer][head][key] (‖f(x_j)‖)}, for those layers and heads; norms / weights depends on the
+        key only.
     """
     result = runner.read_for_api(text)
-    view = NormsView(result.tokens, attentions(result, NORMS), result.value_norms)
-    return to_jsonable(view, runner.API_DECIMALS)
+    with runner.clear_errors("Cannot answer this"):
+        maps = chosen_maps(
+            attentions(result, NORMS), layer, head, "norms", runner.API_DECIMALS, value_norms=result.value_norms
+        )
+    return {"tokens": result.tokens, **maps}

@@ -43,18 +43,24 @@ def show_head(
     )
 
 
-def attention(text: str) -> dict:
-    """Every head's attention weights for a text.
+def attention(text: str, layer: int | list[int] | None = None, head: int | list[int] | None = None) -> dict:
+    """The attention weights of the heads chosen with ``layer`` and ``head`` (every head by default) for a text.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to read (at most 10,000 characters; the model reads its first max_len tokens).
+        layer: the layers to answer: one number or a list; none (or []) for every layer.
+        head: the heads of those layers to answer: one number or a list; none (or []) for every head. An answer
+            holds at most 8 MB of maps (at 512 tokens, 3 heads): beyond that, choose some.
 
     Returns:
-        {"tokens": [...], "offsets": [[start, end], ...], "truncated": bool,
-        "attentions": [layer][head][query][key]} (weights rounded to 4 decimals; each query row sums to 1).
+        {"tokens": [...], "offsets": [[start, end], ...], "truncated": bool, "layers", "heads" (the chosen ones),
+        "attentions": [layer][head][query][key] for those layers and heads} (weights rounded to 4 decimals; each
+        query row sums to 1).
     """
-    return payloads.attention_payload(runner.read_for_api(text))
+    result = runner.read_for_api(text)
+    with runner.clear_errors("Cannot answer this"):
+        return payloads.attention_payload(result, layer, head)
 
 
 def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:

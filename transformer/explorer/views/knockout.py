@@ -6,6 +6,7 @@ Shape letters: L = layers, H = heads, N = tokens, C = classes.
 
 from __future__ import annotations
 
+import dataclasses
 import html
 from dataclasses import dataclass
 
@@ -16,9 +17,10 @@ import torch
 from ... import explain
 from ...explain.knockout import HeadImportance, predict_with_knockout
 from ...explain.rollout import stack_attentions
-from .. import runner
+from .. import payloads, runner
 from ..analysis import Analysis, sentence_ids
 from ..colour import colour_scale, excluded_positions
+from ..export import to_jsonable
 from ..figures import attention_grid, heads_heatmap
 from ..inputs import head_label, head_labels, parse_heads
 from ..markup import change_rows, probabilities, table
@@ -130,20 +132,37 @@ def show_knockout(
     return (*knockout_panel(kept[1], scale, leave_out), importance, kept, kept_importance)
 
 
-def knockout(text: str, heads_off: list[str] | None = None) -> dict:
+def knockout(
+    text: str,
+    heads_off: list[str] | None = None,
+    layer: int | list[int] | None = None,
+    head: int | list[int] | None = None,
+) -> dict:
     """Classify a text with some heads switched off (``heads_off``, as in the page address), named like "L1 H2"
-    (layer 1, head 2).
+    (layer 1, head 2), and answer the attention of the heads chosen with ``layer`` and ``head`` (every one by
+    default) after the knockout.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to classify.
         heads_off: the heads to switch off, named like "L1 H2" (layer 1, head 2), as in the page address.
+        layer: the layers whose attention to answer: one number or a list; none (or []) for every layer.
+        head: the heads of those layers to answer: one number or a list; none (or []) for every head. An answer
+            holds at most 8 MB of maps (at 512 tokens, 3 heads): beyond that, choose some.
 
     Returns:
         {"tokens", "label_names", "heads_off", "probabilities_before" (all heads on), "probabilities"
-        (with the knockout), "attentions": [layer][head][query][key] with the knockout}.
+        (with the knockout), "layers", "heads" (the chosen ones), "attentions": [layer][head][query][key] with the
+        knockout, for those layers and heads (weights rounded to 4 decimals)}.
     """
-    return runner.api_view(knockout_view, text, heads_off=heads_off or [])
+    result = runner.read_for_api(text)
+    with runner.clear_errors("Cannot answer this"):
+        payloads.chosen_heads(layer, head, *result.attentions.shape[:2])  # a bad choice is refused before the knockout
+    view = runner.explain(knockout_view, result, heads_off=heads_off or [])
+    with runner.clear_errors("Cannot answer this"):
+        maps = payloads.chosen_maps(view.attentions.numpy(), layer, head, "attentions")
+    rest = {field.name: getattr(view, field.name) for field in dataclasses.fields(view) if field.name != "attentions"}
+    return to_jsonable(rest, runner.API_DECIMALS) | maps
 
 
 def head_importance(text: str) -> dict:
