@@ -108,7 +108,7 @@ def floors(model, ids: torch.Tensor) -> dict:
         ids: (1, N).
     """
     hf, n = model.hf_model, ids.size(1)
-    rows_73 = 1 + model.num_layers * model.num_heads
+    knockout_rows = 1 + model.num_layers * model.num_heads
 
     @torch.no_grad()
     def forward(attentions: bool = False):
@@ -116,7 +116,9 @@ def floors(model, ids: torch.Tensor) -> dict:
 
     @torch.no_grad()
     def knockouts():
-        return [hf(input_ids=ids.expand(r.stop - r.start, -1)).logits for r in passes_for(model, rows_73, n, False)]
+        return [
+            hf(input_ids=ids.expand(r.stop - r.start, -1)).logits for r in passes_for(model, knockout_rows, n, False)
+        ]
 
     def integrated_gradients():
         embeds = hf.get_input_embeddings()(ids).detach()  # (1, N, D)
@@ -205,7 +207,7 @@ def measure_model(family: str, folder: Path, lengths: tuple[int, ...], rounds: i
         fn()  # untimed: the first call of each pays for lazy imports and first allocations
     for tokens in lengths:
         text = text_of(tokenizer, tokens)
-        bare = floors(model, torch.tensor([tokenizer.encode(text).ids]))
+        bare = floors(model, torch.tensor([tokenizer.encode(text).ids], device=loaded.device))
         chosen = names[tokens]
         used_floors = sorted({ENDPOINTS[name][1] for name in chosen} - {None})
         calls = {**endpoint_calls(text, chosen), **{name: bare[name] for name in used_floors}}
