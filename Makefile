@@ -5,6 +5,7 @@ BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.run-stamp
 STAMP := $(VENV)/.installed-stamp
 DATA_DIR ?= ../shared/data
+MODEL ?= assets/model
 
 export GRADIO_ANALYTICS_ENABLED := False
 
@@ -69,9 +70,10 @@ evaluate: install
 		$(DATA_DIR)/multi_domain/test.tsv.gz benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
 	$(BIN)/python -m transformer.behaviour --model assets/model
 
-## make artifacts: head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the bundled model (after make train)
+## make artifacts: head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the bundled model (after
+## make train), or next to another model folder: make artifacts MODEL=path/to/folder ARTIFACT_ARGS="--sentences 200"
 artifacts: install
-	$(BIN)/python -m transformer.artifacts --model assets/model --data-dir $(DATA_DIR)
+	$(BIN)/python -m transformer.artifacts --model $(MODEL) --data-dir $(DATA_DIR) $(ARTIFACT_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,6 +1,16 @@
 """Every benchmark in one report: `make bench`."""
 
-from . import behaviour_tab, browser, explain_views, faithfulness, head_atlas, hub_model, model_forward, patching
+from . import (
+    behaviour_tab,
+    browser,
+    explain_views,
+    faithfulness,
+    head_atlas,
+    hub_model,
+    model_forward,
+    patching,
+    real_size,
+)
 
 SECTIONS = [
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
@@ -11,6 +21,7 @@ SECTIONS = [
     ("Behaviour tab against the Errors tab: cold deep link, handler; the suite's run", behaviour_tab.run),
     ("A Hub BERT of the bundled model's size against the bundled model: the main handler's work", hub_model.run),
     ("Activation patching on the bundled model at 25 tokens: the grid, the Patching tab, the readout", patching.run),
+    ("Real size: DistilBERT-base and BERT-base shapes, every endpoint against the bare model's passes", real_size.run),
 ]
 
 

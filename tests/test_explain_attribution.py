@@ -11,8 +11,8 @@ from transformer.explain import (
     DEFAULT_IG_STEPS,
     METHODS,
     attention_rollout,
-    attribution,
     average_ranks,
+    batching,
     gradient_x_input,
     integrated_gradients,
     method_agreement,
@@ -107,30 +107,30 @@ def _batches_seen(model: torch.nn.Module) -> list[int]:
     return batches
 
 
-def test_integrated_gradients_runs_many_steps_in_bounded_chunks():
+def test_integrated_gradients_runs_many_steps_in_bounded_passes(monkeypatch):
     model = tiny_model()
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", 40 * batching.row_bytes(model, SENTENCE.size(1), True))
     batches = _batches_seen(model)
     result = integrated_gradients(model, SENTENCE, 1, steps=128)
-    assert max(batches) <= attribution.IG_CHUNK < 130
+    assert max(batches) <= 40 and len(batches) == 4
     assert sum(batches) == 130  # every node and both end points, each once
     assert result.complete
 
 
-@pytest.mark.parametrize("chunk", [1, 5, None])
-def test_chunked_integrated_gradients_equal_one_batch(monkeypatch, chunk):
-    # 75 steps are 77 points: the chunks do not divide them, so the last chunk is a short one.
+@pytest.mark.parametrize("rows", [1, 5, 34])
+def test_integrated_gradients_in_passes_equal_one_batch(monkeypatch, rows):
+    # 75 steps are 77 points: the passes do not divide them evenly.
     model = tiny_model(1)
     _with_a_pad_embedding(model)
-    monkeypatch.setattr(attribution, "IG_CHUNK", 10**6)
     one_batch = integrated_gradients(model, SENTENCE, 0, steps=75)
-    monkeypatch.setattr(attribution, "IG_CHUNK", chunk or attribution.DEFAULT_IG_STEPS + 2)
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", rows * batching.row_bytes(model, SENTENCE.size(1), True))
     batches = _batches_seen(model)
-    chunked = integrated_gradients(model, SENTENCE, 0, steps=75)
-    assert len(batches) == -(-77 // attribution.IG_CHUNK) > 1
-    torch.testing.assert_close(chunked.attributions, one_batch.attributions, rtol=1e-5, atol=1e-6)
-    assert chunked.target_logit == pytest.approx(one_batch.target_logit, abs=1e-6)
-    assert chunked.baseline_logit == pytest.approx(one_batch.baseline_logit, abs=1e-6)
-    assert chunked.completeness_error == pytest.approx(one_batch.completeness_error, abs=1e-5)
+    in_passes = integrated_gradients(model, SENTENCE, 0, steps=75)
+    assert len(batches) == -(-77 // rows) > 1
+    torch.testing.assert_close(in_passes.attributions, one_batch.attributions, rtol=1e-5, atol=1e-6)
+    assert in_passes.target_logit == pytest.approx(one_batch.target_logit, abs=1e-6)
+    assert in_passes.baseline_logit == pytest.approx(one_batch.baseline_logit, abs=1e-6)
+    assert in_passes.completeness_error == pytest.approx(one_batch.completeness_error, abs=1e-5)
 
 
 def test_gradient_x_input_sums_to_the_directional_derivative():

@@ -8,6 +8,7 @@ import torch
 from tiny import tiny_model
 
 from transformer import TransformerClassifier
+from transformer.explain import batching
 from transformer.explain.faithfulness import (
     MODES,
     PERCENTS,
@@ -150,15 +151,18 @@ def one_by_one(model, ids: list[int], order: list[int], k: int, mode: str, targe
     return full - p(lambda i: i not in top), full - p(lambda i: i in top)
 
 
+@pytest.mark.parametrize("rows_a_pass", [None, 3])
 @pytest.mark.parametrize("mode", MODES)
-def test_the_batched_pass_equals_one_forward_per_erased_sentence(mode):
+def test_the_batched_pass_equals_one_forward_per_erased_sentence(monkeypatch, mode, rows_a_pass):
     model, ids = tiny_model(seed=3), SENTENCE[0]
     scores = torch.randn(4, 10, generator=torch.Generator().manual_seed(1))
     scores[2] = scores[2].round()  # ties, ranked in sentence order
+    if rows_a_pass:  # a budget of 3 rows: the erased sentences run in passes of at most 3
+        monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", rows_a_pass * batching.row_bytes(model, 10, False))
     calls = []
-    model.register_forward_hook(lambda *_: calls.append(1))
+    model.register_forward_hook(lambda _, args, out: calls.append(out.size(0)))
     result = faithfulness(model, torch.tensor(SENTENCE), 1, scores, "abcd", mode)
-    assert len(calls) == 1
+    assert len(calls) == 1 if rows_a_pass is None else max(calls) <= 3 < len(calls)
     calls.clear()
     counts = token_counts(10)
     orders = [sorted(range(10), key=lambda i, row=row: (-row[i], i)) for row in scores.tolist()]

@@ -14,7 +14,7 @@ from conftest import without_artifact
 from tiny import tiny_model
 
 from transformer.artifacts import main as write_artifacts
-from transformer.explain import atlas
+from transformer.explain import atlas, batching
 from transformer.explain.knockout import head_importance
 from transformer.explorer import analysis, artifacts, corpus
 from transformer.explorer.views import errors as errors_view
@@ -108,6 +108,22 @@ def test_importance_on_one_sentence_is_the_single_head_knockout():
         torch.testing.assert_close(found.prob_drop, expected.drop, atol=1e-5, rtol=1e-4)
         predicted = int(model(torch.tensor([ids])).argmax())
         assert found.base_accuracy == float(predicted == label)
+
+
+def test_corpus_importance_in_passes_equals_one_batch(monkeypatch):
+    # 7 sentences × (1 + 2·2) copies = 35 rows a batch, cut into passes of 4 rows that straddle the copies.
+    model, corpus_ids = tiny_model(seed=3), sentences(7)
+    labels = [i % 2 for i in range(7)]
+    whole = atlas.corpus_importance(model, corpus_ids, labels, batch_size=7)
+    longest = max(map(len, corpus_ids))
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", 4 * batching.row_bytes(model, longest, backward=False))
+    seen = []
+    model.register_forward_pre_hook(lambda _, args: seen.append(args[0].size(0)))
+    in_passes = atlas.corpus_importance(model, corpus_ids, labels, batch_size=7)
+    assert max(seen) <= 4 and sum(seen) == 35
+    torch.testing.assert_close(in_passes.prob_drop, whole.prob_drop, atol=1e-6, rtol=1e-5)
+    torch.testing.assert_close(in_passes.accuracy_drop, whole.accuracy_drop)
+    assert in_passes.base_accuracy == whole.base_accuracy
 
 
 def test_top_tokens_skip_rare_ones():

@@ -17,6 +17,7 @@ import torch
 
 from ..classifier import TransformerClassifier
 from ..tokenizer import pad_ids
+from .batching import passes_for
 
 # What a head's attention may go to, for each query: itself, the token before, the token after, the first
 # and the last token of the sentence, and the punctuation tokens (their weights summed).
@@ -219,14 +220,15 @@ def corpus_importance(
 ) -> CorpusImportance:
     """Knock out each head alone over a labelled corpus: accuracy drop and mean drop in the true class's probability.
 
-    As ``knockout.head_importance`` does for one sentence, each batch is repeated 1 + L·H times in one
-    forward pass: copy 0 keeps every head, copy 1 + l·H + h knocks out head h of layer l only.
+    As ``knockout.head_importance`` does for one sentence, each batch is repeated 1 + L·H times, in as few
+    forward passes as the memory budget allows (``batching``): copy 0 keeps every head, copy 1 + l·H + h knocks
+    out head h of layer l only.
 
     Args:
         model: the classifier, in eval mode.
         id_lists: the corpus, one unpadded list of token ids per sentence.
         labels: the true class of each sentence.
-        batch_size: sentences per batch (the forward pass reads (1 + L·H) times as many rows).
+        batch_size: sentences per batch (its passes read (1 + L·H) times as many rows).
         progress: wraps the batches, e.g. ``tqdm``.
     """
     _check(model, id_lists)
@@ -241,7 +243,9 @@ def corpus_importance(
         b = len(chosen)
         ids, mask = ids.to(device).repeat(R, 1), mask.to(device).repeat(R, 1)  # (R·B, N)
         row_masks = masks.repeat_interleave(b, dim=0)  # (R·B, L, H): copy r of the batch gets mask r
-        probs = model(ids, mask, head_mask=row_masks).softmax(dim=-1).view(R, b, -1)  # (R, B, C)
+        rows = passes_for(model, R * b, ids.size(1), backward=False)  # a real-size model's R·B rows in a few passes
+        logits = torch.cat([model(ids[p], mask[p], head_mask=row_masks[p]) for p in rows])  # (R·B, C)
+        probs = logits.softmax(dim=-1).view(R, b, -1)  # (R, B, C)
         target = truth[chosen]  # (B,)
         correct += (probs.argmax(dim=-1) == target).sum(dim=1).double().cpu()
         true_prob += probs.gather(-1, target.view(1, b, 1).expand(R, b, 1)).squeeze(-1).sum(dim=1).double().cpu()

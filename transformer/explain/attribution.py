@@ -1,7 +1,7 @@
 """Gradient attributions for a target class: gradient × input and Integrated Gradients.
 
 Shape letters: B = batch, N = tokens, D = d_model, S = integration steps, P = S + 2 points on the path,
-K = points in one chunk (at most ``IG_CHUNK``).
+K = points in one pass (``batching.rows_per_pass``).
 
 Both differentiate the target class's logit f with respect to the √D-scaled token embeddings
 (``model.token_embeddings``, the model's ``inputs_embeds``); the positional encoding is added
@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..classifier import TransformerClassifier
+from .batching import passes_for
 from .run import check_sentence
 
 DEFAULT_IG_STEPS = 32
@@ -23,11 +24,6 @@ DEFAULT_IG_STEPS = 32
 # On random models of the bundled size, 32 Gauss-Legendre nodes give errors below 0.1%, 16 about 1%.
 COMPLETENESS_RTOL = 0.05
 COMPLETENESS_ATOL = 1e-3
-# Path points per forward and backward, so one call's memory is bounded whatever S is: about 2 MB a point at
-# 128 tokens on the bundled model, 65 MB a chunk (256 steps in one batch took 485 MB). The default call's
-# S + 2 points fit in one chunk and run in one pass as before; each extra pass costs about 1 ms on one CPU
-# thread, which made 16-point chunks 45% slower on a 12-token sentence.
-IG_CHUNK = DEFAULT_IG_STEPS + 2
 
 
 @dataclass(frozen=True)
@@ -76,7 +72,8 @@ def _path_integral(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The target logit at each point reference + α(embeds − reference), and the weighted sum of its gradients.
 
-    The points run ``IG_CHUNK`` at a time, so only one chunk's activations are alive at once.
+    The points run a pass at a time (``batching.passes_for``: as many as the model's activations for the backward
+    pass fit in the memory budget, all of them on a small model), so one call's memory is bounded whatever S is.
 
     Args:
         model: the classifier, in eval mode.
@@ -92,13 +89,12 @@ def _path_integral(
         (logits (P,), Σ_p weight_p · ∇f(point_p) (N, D)).
     """
     logits, weighted = [], torch.zeros_like(embeds)  # (N, D)
-    for start in range(0, alphas.numel(), IG_CHUNK):
-        chunk = slice(start, start + IG_CHUNK)
+    for points in passes_for(model, alphas.numel(), embeds.size(0), backward=True):
         with torch.no_grad():
-            path = reference + alphas[chunk, None, None] * (embeds - reference)  # (K, N, D)
-        chunk_logits, gradients = _target_gradient(model, path, target)  # (K,), (K, N, D)
-        logits.append(chunk_logits)
-        weighted += torch.einsum("k,knd->nd", point_weights[chunk], gradients)  # (N, D)
+            path = reference + alphas[points, None, None] * (embeds - reference)  # (K, N, D)
+        pass_logits, gradients = _target_gradient(model, path, target)  # (K,), (K, N, D)
+        logits.append(pass_logits)
+        weighted += torch.einsum("k,knd->nd", point_weights[points], gradients)  # (N, D)
     return torch.cat(logits), weighted
 
 
@@ -127,15 +123,15 @@ def integrated_gradients(
     baseline: str = "pad",
     steps: int = DEFAULT_IG_STEPS,
 ) -> IntegratedGradients:
-    """Integrated Gradients (Sundararajan et al. 2017) by Gauss-Legendre quadrature, in chunks of path points.
+    """Integrated Gradients (Sundararajan et al. 2017) by Gauss-Legendre quadrature, in passes of path points.
 
     attribution = (x − x') ⊙ ∫₀¹ ∇f(x' + α(x − x')) dα, summed over D per token, where x are the
     token embeddings and x' the baseline's. The integrand is sharply peaked near the baseline: once
     the token embeddings outgrow the positional encoding, LayerNorm makes f almost flat along the
     path. A uniform Riemann or trapezoid rule needs over 100 steps to reach 5% there; Gauss-Legendre
     (Captum's default) reaches it with a handful. The S nodes and the two end points, which give
-    f(x') and f(x), run ``IG_CHUNK`` at a time, one forward and one backward each, so memory does not
-    grow with S; the weighted gradients are summed across chunks.
+    f(x') and f(x), run in passes of one forward and one backward each, as many points a pass as the memory
+    budget holds (``batching``), so memory does not grow with S; the weighted gradients are summed across passes.
 
     Args:
         model: the classifier, in eval mode.

@@ -14,7 +14,7 @@ token (only when k = N) leaves one [PAD] token: the model reads no sentence of l
 
 A ranking is the token positions by score, highest first; equal scores keep sentence order. Signed
 scores rank evidence for the target first and evidence against it last. Every row, for every mode asked
-for, runs in one batched forward pass with the full sentence; identical rows run once.
+for, runs batched with the full sentence (in passes within the memory budget); identical rows run once.
 """
 
 from collections.abc import Sequence
@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ..classifier import TransformerClassifier
+from .batching import passes_for
 from .run import check_sentence
 
 PERCENTS = (10, 20, 30, 40, 50)  # ERASER's sizes up to half the sentence, as whole percentages
@@ -153,14 +154,16 @@ def erased_rows(
 
 @torch.no_grad()
 def target_probabilities(model, ids: torch.Tensor, mask: torch.Tensor, target: int) -> torch.Tensor:
-    """p_target of every row in one forward pass; identical rows run once.
+    """p_target of every row, batched; identical rows run once, in as few passes as the memory budget allows
+    (``batching``: one on a small model).
 
     Shape:
         ids, mask: (M, N). Returns (M,).
     """
     rows, inverse = torch.unique(torch.cat([ids, mask], dim=1), dim=0, return_inverse=True)  # (U, 2N), (M,)
     n = ids.size(1)
-    logits = model(rows[:, :n], attention_mask=rows[:, n:])  # (U, C)
+    passes = passes_for(model, rows.size(0), n, backward=False)
+    logits = torch.cat([model(rows[p, :n], attention_mask=rows[p, n:]) for p in passes])  # (U, C)
     return logits.softmax(dim=-1)[:, target][inverse]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from ..classifier import TransformerClassifier
+from .batching import passes_for
 from .run import Prediction, check_sentence, predict
 
 
@@ -52,9 +53,10 @@ def predict_with_knockout(model: TransformerClassifier, input_ids: torch.Tensor,
 
 @torch.no_grad()
 def head_importance(model: TransformerClassifier, input_ids: torch.Tensor, target: int | None = None) -> HeadImportance:
-    """Knock out each head alone and measure the target probability's drop, in one batched forward.
+    """Knock out each head alone and measure the target probability's drop, in batched forwards.
 
-    Row 0 of the batch keeps every head; row 1 + l·H + h knocks out head h of layer l only.
+    Row 0 keeps every head; row 1 + l·H + h knocks out head h of layer l only. The rows run in as few passes as
+    the memory budget allows (``batching``): one on a small model, a few for a long sentence on a large one.
 
     Args:
         model: the classifier, in eval mode.
@@ -71,7 +73,9 @@ def head_importance(model: TransformerClassifier, input_ids: torch.Tensor, targe
     L, H = model.num_layers, model.num_heads
     masks = torch.cat([torch.ones(1, L * H), 1 - torch.eye(L * H)]).to(input_ids.device)  # (R, L·H)
     masks = masks.view(1 + L * H, L, H)  # (R, L, H)
-    probs = model(input_ids.expand(1 + L * H, -1), head_mask=masks).softmax(dim=-1)  # (R, C)
+    rows = passes_for(model, 1 + L * H, input_ids.size(1), backward=False)
+    logits = [model(input_ids.expand(r.stop - r.start, -1), head_mask=masks[r]) for r in rows]  # each (K, C)
+    probs = torch.cat(logits).softmax(dim=-1)  # (R, C)
     target = int(probs[0].argmax()) if target is None else target
     ablated = probs[1:, target].reshape(L, H)  # (L, H)
     base = probs[0, target]

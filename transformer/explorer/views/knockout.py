@@ -76,7 +76,7 @@ def knockout_view(model, tokenizer, result: Analysis, heads_off=()) -> KnockoutV
 
 
 def importance_view(model, tokenizer, result: Analysis) -> ImportanceView:
-    """Head importance for the predicted class: every single-head knockout, in one batched forward."""
+    """Head importance for the predicted class: every single-head knockout, in batched passes."""
     importance = explain.knockout.head_importance(model, sentence_ids(model, result))  # the endpoint's namesake
     return ImportanceView(
         text=result.text, tokens=result.tokens, label_names=result.label_names, importance=runner.on_cpu(importance)

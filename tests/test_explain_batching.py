@@ -1,0 +1,114 @@
+"""Heavy methods in passes sized from the model: the passes, the memory estimate, and results equal one row at a time
+on the tutorial model and on tiny Hub models (Integrated Gradients' path points, head importance's knockouts)."""
+
+import pytest
+import torch
+from hub_checkpoints import hub_classifier
+from tiny import tiny_model
+
+from transformer.explain import batching, head_importance, integrated_gradients, predict_with_knockout
+from transformer.hub.adapter import HubClassifier
+from transformer.hub.families import FAMILIES
+
+
+def hub_model(family: str, **overrides) -> HubClassifier:
+    """A tiny random Hub classifier of ``family`` (vocabulary 60) behind the explorer's interface."""
+    return HubClassifier(hub_classifier(family, 60, **overrides), FAMILIES[family], added_token_ids=(2, 3)).eval()
+
+
+def sentence(tokens: int) -> torch.Tensor:
+    """[CLS] w ... w [SEP] as the tiny WordPiece numbers them: (1, N)."""
+    return torch.tensor([[2, *(5 + (7 * i) % 40 for i in range(tokens - 2)), 3]])
+
+
+def passes_seen(model) -> list[int]:
+    """The batch size of every forward ``model`` runs from now on (by ids or by embeddings)."""
+    seen = []
+
+    def note(module, args, kwargs):
+        rows = kwargs.get("inputs_embeds") if kwargs.get("inputs_embeds") is not None else args[0]
+        seen.append(rows.size(0))
+
+    model.register_forward_pre_hook(note, with_kwargs=True)
+    return seen
+
+
+def one_row_a_pass(monkeypatch, model, tokens: int, backward: bool, rows: int = 1) -> None:
+    """Set the memory budget to what ``rows`` rows of this model at ``tokens`` tokens need."""
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", rows * batching.row_bytes(model, tokens, backward))
+
+
+@pytest.mark.parametrize(("rows", "most"), [(73, 50), (73, 73), (73, 1), (34, 8), (5, 7), (145, 36)])
+def test_passes_cover_every_row_once_in_balanced_passes(rows, most):
+    cut = batching.passes(rows, most)
+    covered = [i for part in cut for i in range(part.start, part.stop)]
+    assert covered == list(range(rows))
+    sizes = [part.stop - part.start for part in cut]
+    assert max(sizes) <= most and max(sizes) - min(sizes) <= 1
+    assert len(cut) == -(-rows // most)  # as few passes as the bound allows
+
+
+def test_rows_per_pass_shrinks_with_tokens_and_size_and_is_at_least_one():
+    small, large = hub_model("distilbert"), hub_model("bert", hidden_size=64, num_attention_heads=4)
+    assert batching.rows_per_pass(small, 16, True) > batching.rows_per_pass(small, 64, True)
+    assert batching.rows_per_pass(small, 64, False) > batching.rows_per_pass(small, 64, True)
+    assert batching.rows_per_pass(small, 64, True) > batching.rows_per_pass(large, 64, True)
+    assert batching.rows_per_pass(large, 64, True, budget=1) == 1
+
+
+def test_the_backward_estimate_bounds_what_autograd_saves():
+    # DistilBERT with BERT's proportions (F = 4D), 2 layers: count the bytes the forward saves for the backward.
+    model = hub_model("distilbert", dim=64, hidden_dim=256, n_heads=4)
+    tokens = 48
+    embeds = model.token_embeddings(sentence(tokens)).detach().requires_grad_()
+    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
+    saved = {}
+
+    def keep(tensor):
+        storage = tensor.untyped_storage()
+        if storage.data_ptr() not in weights:
+            saved[storage.data_ptr()] = storage.nbytes()
+        return tensor
+
+    with torch.autograd.graph.saved_tensors_hooks(keep, lambda tensor: tensor):
+        model(inputs_embeds=embeds)
+    estimate = batching.row_bytes(model, tokens, backward=True)
+    assert 0.5 * estimate <= sum(saved.values()) <= estimate
+
+
+MODELS = {  # the tutorial's model (mean-pooled) and the Hub families (first token), each built fresh
+    "tutorial": lambda: tiny_model(num_layers=3),
+    "distilbert": lambda: hub_model("distilbert"),
+    "bert": lambda: hub_model("bert"),
+    "roberta": lambda: hub_model("roberta"),
+}
+
+
+@pytest.mark.parametrize("name", ["tutorial", "distilbert", "bert"])
+@pytest.mark.parametrize("rows", [1, 3])
+def test_head_importance_in_passes_equals_one_knockout_at_a_time(monkeypatch, name, rows):
+    model, ids = MODELS[name](), sentence(10)
+    one_row_a_pass(monkeypatch, model, 10, backward=False, rows=rows)
+    seen = passes_seen(model)
+    importance = head_importance(model, ids, target=1)
+    total = 1 + model.num_layers * model.num_heads
+    assert sum(seen) == total and len(seen) == -(-total // rows) > 1
+    for layer in range(model.num_layers):
+        for head in range(model.num_heads):
+            mask = torch.ones(model.num_layers, model.num_heads)
+            mask[layer, head] = 0
+            alone = predict_with_knockout(model, ids, mask).probs[1]
+            torch.testing.assert_close(importance.ablated_prob[layer, head], alone, atol=1e-6, rtol=1e-5)
+
+
+@pytest.mark.parametrize("name", ["tutorial", "distilbert", "roberta"])
+def test_integrated_gradients_in_passes_equal_one_point_at_a_time(monkeypatch, name):
+    model, ids = MODELS[name](), sentence(9)
+    whole = integrated_gradients(model, ids, 0, steps=20)
+    one_row_a_pass(monkeypatch, model, 9, backward=True)
+    seen = passes_seen(model)
+    alone = integrated_gradients(model, ids, 0, steps=20)
+    assert seen == [1] * 22  # every node and both ends, one at a time
+    torch.testing.assert_close(alone.attributions, whole.attributions, rtol=1e-5, atol=1e-6)
+    assert alone.target_logit == pytest.approx(whole.target_logit, abs=1e-6)
+    assert alone.completeness_error == pytest.approx(whole.completeness_error, abs=1e-5)
