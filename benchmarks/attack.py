@@ -695,10 +695,13 @@ def burst_attack_rows(server: Server) -> list[dict]:
 
 
 def unread_loop(url: str, deadline: float, tally: Tally) -> None:
-    """Submit /walkthrough jobs on a 10,000-character text and never read one answer, until ``deadline``."""
+    """Submit /walkthrough jobs (step 9, its largest answer) on a 10,000-character text and never read one answer,
+    until ``deadline``."""
     with client(url, "127.0.0.10") as http:
         while alive(deadline):
-            code = attempt(lambda: http.post("/gradio_api/call/walkthrough", json={"data": [HEAVY_TEXT]}).status_code)
+            code = attempt(
+                lambda: http.post("/gradio_api/call/walkthrough", json={"data": [HEAVY_TEXT, 9, 1, 1]}).status_code
+            )
             tally.add(f"http {code}")
             if code != 200:
                 time.sleep(REFUSED_PAUSE)
