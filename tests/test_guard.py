@@ -521,12 +521,18 @@ def closed_by_server(sock: socket.socket, seconds: float) -> bool:
     return True
 
 
-def test_connections_that_send_no_whole_request_head_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
+def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
     monkeypatch.setattr(server, "HEAD_SECONDS", 0.5)
     host, port = urlsplit(guarded).hostname, urlsplit(guarded).port
     with socket.create_connection((host, port)) as silent, socket.create_connection((host, port)) as slow:
         slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         assert closed_by_server(silent, 5) and closed_by_server(slow, 5)
+    with socket.create_connection((host, port)) as trickle:  # a whole head, then a body that never ends
+        head = b"POST /gradio_api/call/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        trickle.sendall(head + b"Content-Length: 100\r\n\r\n" + b'{"data": ["')
+        assert closed_by_server(trickle, 5)
+    with httpx.Client(timeout=5) as client:  # a whole request with a body is answered
+        assert client.post(f"{guarded}/gradio_api/call/predict", json={"data": ["fine"]}).status_code == 200
     with socket.create_connection((host, port)) as idle:
         idle.sendall(b"GET /gradio_api/info HTTP/1.1\r\nHost: x\r\n\r\n")
         assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
@@ -541,3 +547,29 @@ def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(gu
             assert unknown.status_code == 404 and "No such session" in unknown.json()["detail"]
             assert client.get(f"{guarded}/gradio_api/call/predict/{uuid.uuid4().hex}").status_code == 404
     assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_that_job(app, monkeypatch):
+    """However long a job's input lets it run, it holds a worker at most ``runner.JOB_SECONDS`` and one pass."""
+    from transformer.explorer.views import attributions
+
+    now, passes = [0.0], []
+    monkeypatch.setattr(runner, "clock", lambda: now[0])
+    model = app.get_model()[0].model
+
+    def one_second_pass(*_) -> None:
+        passes.append(1)
+        now[0] += 1.0
+
+    handle = model.register_forward_hook(one_second_pass)
+    try:
+        monkeypatch.setattr(runner, "JOB_SECONDS", 3.5)  # each pass "takes" 1 s: the job's 5th starts past it
+        with pytest.raises(gr.Error, match=r"longer than 3\.5 s") as stopped:
+            attributions.attributions("a long and slow text", steps=128)
+        assert stopped.value.print_exception is False and len(passes) == 1 + 4  # the analysis, then 4 of the job
+        passes.clear()
+        assert runner.run_model("a pass outside any job").tokens  # no deadline outside a view's job
+        monkeypatch.setattr(runner, "JOB_SECONDS", 1e9)
+        assert attributions.attributions("the next job runs whole", steps=128)["tokens"]  # its own deadline
+    finally:
+        handle.remove()
