@@ -58,7 +58,7 @@ def released_together(count: int, work) -> list:
 def test_costs_grow_with_the_view_and_the_text_and_a_light_call_always_fits():
     assert admission.job_cost("predict", 10_000) == admission.LIGHT_COST
     assert admission.job_cost("walkthrough", 10) < admission.job_cost("walkthrough", 10_000)
-    assert admission.job_cost("attributions", 100) < admission.job_cost("walkthrough", 100)
+    assert admission.job_cost("attributions", 100) < admission.job_cost("faithfulness", 100)
     held = admission.Admission()
     while held.admit("a", admission.job_cost("walkthrough", 10)) is not None:
         pass

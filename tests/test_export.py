@@ -41,6 +41,8 @@ def test_non_finite_numbers_become_null():
     assert "NaN" not in text and "Infinity" not in text
     assert json.loads(text) == {"rho": [[1.0, None]], "error": None}
     assert to_jsonable(np.float32(0.5)) == 0.5
+    rounded = to_jsonable({"w": torch.tensor([[0.12280000001, float("-inf")]]), "n": np.float32("nan")}, decimals=4)
+    assert json.dumps(rounded) == '{"w": [[0.1228, null]], "n": null}'  # rounded in float64, non-finite null
 
 
 def test_attention_csv_parses_back_to_the_same_numbers():

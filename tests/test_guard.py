@@ -396,6 +396,9 @@ def test_light_endpoints_have_a_lane_of_their_own_and_the_rest_routes_skip_no_qu
     light, heavy = (server.LIGHT_WORK, server.LIGHT_WORKERS), (server.MODEL_WORK, server.model_workers())
     assert lanes["predict"] == lanes["attention"] == light
     assert lanes["page"] == lanes["walkthrough"] == lanes["attributions"] == lanes["export"] == heavy
+    # one forward pass each; /patching (hundreds of patched passes) ran here and held the light lane for seconds
+    one_pass = {"predict", "attention", "rollout", "head_internals", "attention_norms", "layer_readout"}
+    assert {name for name, lane in lanes.items() if lane == light} == one_pass
     assert set(lanes.values()) == {light, heavy}
     assert app.demo.api_open is False and app.demo._queue.max_size == server.QUEUE_SIZE
 
@@ -518,12 +521,18 @@ def closed_by_server(sock: socket.socket, seconds: float) -> bool:
     return True
 
 
-def test_connections_that_send_no_whole_request_head_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
+def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
     monkeypatch.setattr(server, "HEAD_SECONDS", 0.5)
     host, port = urlsplit(guarded).hostname, urlsplit(guarded).port
     with socket.create_connection((host, port)) as silent, socket.create_connection((host, port)) as slow:
         slow.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")  # a head that never ends
         assert closed_by_server(silent, 5) and closed_by_server(slow, 5)
+    with socket.create_connection((host, port)) as trickle:  # a whole head, then a body that never ends
+        head = b"POST /gradio_api/call/predict HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+        trickle.sendall(head + b"Content-Length: 100\r\n\r\n" + b'{"data": ["')
+        assert closed_by_server(trickle, 5)
+    with httpx.Client(timeout=5) as client:  # a whole request with a body is answered
+        assert client.post(f"{guarded}/gradio_api/call/predict", json={"data": ["fine"]}).status_code == 200
     with socket.create_connection((host, port)) as idle:
         idle.sendall(b"GET /gradio_api/info HTTP/1.1\r\nHost: x\r\n\r\n")
         assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
@@ -597,3 +606,29 @@ def test_any_other_chunked_body_ends_as_a_disconnect_once_it_passes_the_cap():
     asyncio.run(guard.Guard(reader)(post_scope("/gradio_api/mcp/"), receive, lambda message: None))
     assert seen[-1]["type"] == "http.disconnect"
     assert sum(len(m.get("body", b"")) for m in seen) <= guard.MAX_BODY_BYTES < sum(sent)
+
+
+def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_that_job(app, monkeypatch):
+    """However long a job's input lets it run, it holds a worker at most ``runner.JOB_SECONDS`` and one pass."""
+    from transformer.explorer.views import attributions
+
+    now, passes = [0.0], []
+    monkeypatch.setattr(runner, "clock", lambda: now[0])
+    model = app.get_model()[0].model
+
+    def one_second_pass(*_) -> None:
+        passes.append(1)
+        now[0] += 1.0
+
+    handle = model.register_forward_hook(one_second_pass)
+    try:
+        monkeypatch.setattr(runner, "JOB_SECONDS", 3.5)  # each pass "takes" 1 s: the job's 5th starts past it
+        with pytest.raises(gr.Error, match=r"longer than 3\.5 s") as stopped:
+            attributions.attributions("a long and slow text", steps=128)
+        assert stopped.value.print_exception is False and len(passes) == 1 + 4  # the analysis, then 4 of the job
+        passes.clear()
+        assert runner.run_model("a pass outside any job").tokens  # no deadline outside a view's job
+        monkeypatch.setattr(runner, "JOB_SECONDS", 1e9)
+        assert attributions.attributions("the next job runs whole", steps=128)["tokens"]  # its own deadline
+    finally:
+        handle.remove()

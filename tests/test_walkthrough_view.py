@@ -3,6 +3,7 @@ from the kept pass without the model, the last step's probabilities are the page
 Previous/Next walk every step, a deep link opens step 6 at its layer and head, and a phone shows one step."""
 
 import inspect
+import json
 from urllib.parse import parse_qs, urlparse
 
 import gradio as gr
@@ -48,11 +49,62 @@ def test_the_last_step_gives_the_pages_prediction(app):
     text, *_ = walkthrough.show_step(result, 12, 1, 1, None)
     for name, p in result.prediction.items():
         assert f"{name} {p:.3f}" in text
-    answer = walkthrough.walkthrough(SENTENCE)
+    answer = walkthrough.walkthrough(SENTENCE, step=12)
     assert answer["tokens"] == result.tokens
     predicted = {c["label"]: c["confidence"] for c in api.predict(SENTENCE)["confidences"]}
-    for name, p in zip(answer["walk"]["label_names"], answer["walk"]["probabilities"], strict=True):
+    for name, p in zip(answer["label_names"], answer["tensors"]["probabilities"], strict=True):
         assert p == pytest.approx(predicted[name], abs=1e-4)
+
+
+def test_the_endpoint_answers_one_step_with_only_the_tensors_its_figure_shows(app):
+    """It answered every tensor of the pass: about 10 MB of JSON for a 128-token text (issue 36)."""
+    model = app.get_model()[0].model
+    result = runner.run_model(SENTENCE)
+    walk = walk_through(model, torch.tensor([result.token_ids]))
+    layer, head = 2, 2
+    steps = walk.layers[layer - 1]
+    expected = {
+        5: {"queries": steps.queries[head - 1], "keys": steps.keys[head - 1], "values": steps.values[head - 1]},
+        6: {"scores": steps.scores[head - 1], "scaled": steps.scaled[head - 1], "weights": steps.weights[head - 1]},
+        9: {name: getattr(steps, name) for name in walkthrough.STEPS[8].fields},
+        10: {"block_output": torch.stack([each.block_output for each in walk.layers])},
+        12: {
+            "hidden": walk.hidden,
+            "activated": walk.activated,
+            "logits": walk.logits,
+            "probabilities": walk.probabilities,
+        },
+    }
+    whole = len(json.dumps(runner.to_jsonable(walk, runner.API_DECIMALS)))
+    for step in range(1, len(walkthrough.STEPS) + 1):
+        answer = walkthrough.walkthrough(SENTENCE, step=step, layer=layer, head=head)
+        assert (answer["step"], answer["layer"], answer["head"]) == (step, layer, head)
+        assert answer["title"].startswith(f"{step}.") and list(answer["tensors"]) == list(
+            walkthrough.STEPS[step - 1].fields
+        )
+        for name, tensor in expected.get(step, {}).items():
+            assert close(tensor, torch.tensor(answer["tensors"][name], dtype=torch.float64)), (step, name)
+        assert len(json.dumps(answer)) < whole / 2, step  # never the pass, not even half of it
+
+
+@pytest.mark.parametrize(
+    ("controls", "message"),
+    [
+        ({"step": 13}, "Step must be a whole number from 1 to 12; got 13"),
+        ({"step": 0}, "Step must be a whole number from 1 to 12"),
+        ({"layer": 3}, "Layer must be a whole number from 1 to 2; got 3"),
+        ({"head": "<b>"}, "Head must be a whole number from 1 to 2; got '&lt;b&gt;'"),
+    ],
+)
+def test_the_endpoint_refuses_a_step_layer_or_head_the_model_lacks_before_the_pass(app, controls, message):
+    calls = []
+    handle = app.get_model()[0].model.register_forward_hook(lambda *_: calls.append(1))
+    try:
+        with pytest.raises(gr.Error, match=message):
+            walkthrough.walkthrough(SENTENCE, **controls)
+    finally:
+        handle.remove()
+    assert len(calls) == 1  # the text's analysis only, not the walkthrough's pass
 
 
 def test_the_address_readers_allow_only_the_models_steps_layers_and_heads(app):

@@ -26,9 +26,13 @@ def to_jsonable(value, decimals: int | None = None):
     if isinstance(value, torch.Tensor):
         value = value.detach().cpu().numpy()
     if isinstance(value, np.ndarray | np.generic):
-        if decimals is not None and np.issubdtype(value.dtype, np.floating):
-            # float64 before rounding: a rounded float32 prints as 0.12280000001192093 in JSON
-            value = np.round(value.astype(np.float64), decimals)
+        if np.issubdtype(value.dtype, np.floating):
+            if decimals is not None:
+                # float64 before rounding: a rounded float32 prints as 0.12280000001192093 in JSON
+                value = np.round(value.astype(np.float64), decimals)
+            finite = np.isfinite(value)
+            # whole arrays at once: walking a 128-token pass number by number took most of an answer's time
+            return (value if finite.all() else np.where(finite, value, None)).tolist()
         return to_jsonable(value.tolist())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_jsonable(getattr(value, field.name), decimals) for field in dataclasses.fields(value)}

@@ -13,6 +13,8 @@ import dataclasses
 import functools
 import logging
 import os
+import threading
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -31,6 +33,37 @@ except ImportError:
 logger = logging.getLogger(__name__)
 
 API_DECIMALS = 6  # the explanation endpoints round their numbers to this many decimals (/export keeps them exact)
+# No view's job runs longer than this: a job of many passes (Integrated Gradients, erasure, patching) is stopped
+# at its next pass past it, so a worker is never held longer whatever the load (``benchmarks/job_times.py``:
+# the worst legal job, /faithfulness in delete mode at 128 steps, took 2.9 s on a quiet 2-core machine).
+JOB_SECONDS = 10.0
+clock = time.monotonic
+_job = threading.local()  # this thread's running view job: its ``deadline``
+
+
+class JobTooLong(InputError):
+    """A view's job ran past ``JOB_SECONDS``."""
+
+
+def check_deadline(module, args) -> None:
+    """A forward pre-hook on the models: past its thread's job deadline, stop the job before this pass."""
+    deadline = getattr(_job, "deadline", None)
+    if deadline is not None and clock() > deadline:
+        raise JobTooLong(
+            f"This took longer than {JOB_SECONDS:g} s, the most one job may run here, and was stopped: "
+            "the server is busy, or the job is large (fewer steps or a shorter text run faster)."
+        )
+
+
+@contextlib.contextmanager
+def job_deadline():
+    """Inside it, this thread's model passes stop once ``JOB_SECONDS`` have gone by (``check_deadline``)."""
+    outer = getattr(_job, "deadline", None)
+    _job.deadline = clock() + JOB_SECONDS if outer is None else outer  # a job inside a job keeps the first's
+    try:
+        yield
+    finally:
+        _job.deadline = outer
 
 
 @functools.lru_cache(maxsize=1)
@@ -91,6 +124,7 @@ def on_device(loaded: LoadedModel) -> LoadedModel:
     """
     device = explorer_device()
     loaded.model.to(device)
+    loaded.model.register_forward_pre_hook(check_deadline)
     return dataclasses.replace(loaded, device=device)
 
 
@@ -124,9 +158,11 @@ def run_model(text: str | None, *, second: bool = False) -> Analysis:
 @_on_gpu
 def run_view(build, result: Analysis, *, second: bool = False, **controls):
     """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module, with the
-    explorer's model (``second``: the one beside it, which ``result`` must come from)."""
+    explorer's model (``second``: the one beside it, which ``result`` must come from); stopped with ``JobTooLong``
+    at its first model pass after ``JOB_SECONDS``."""
     loaded = loaded_model(second)
-    return build(loaded.model, loaded.tokenizer, result, **controls)
+    with job_deadline():
+        return build(loaded.model, loaded.tokenizer, result, **controls)
 
 
 def user_error(error: InputError, title: str = "Cannot read this text") -> gr.Error:

@@ -13,7 +13,8 @@
   security headers); finished answers nobody read are dropped every ``SETTLE_EVERY`` (``admission``).
 - MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
 - Connections: an idle one is closed ``KEEP_ALIVE_SECONDS`` after its last answer, and one that has not sent
-  a whole request head ``HEAD_SECONDS`` after it opened or was last answered is closed too (``HeadDeadline``).
+  a whole request, head and body, ``HEAD_SECONDS`` after it opened or was last answered is closed too
+  (``HeadDeadline``).
 - Model work: page events and heavy endpoints share one concurrency group, ``MODEL_WORK``, of one worker
   per core (``model_workers``); the light endpoints (one forward pass each, ``/predict`` among them) have a
   lane of their own, ``LIGHT_WORK``, of ``LIGHT_WORKERS``, so a light call never waits for a heavy job to end
@@ -173,36 +174,40 @@ def plain_tool_errors(blocks) -> None:
 
 
 KEEP_ALIVE_SECONDS = 5  # an idle connection is closed this long after its last answer (uvicorn's default)
-HEAD_SECONDS = 10  # a request's line and headers must all arrive within this long
+HEAD_SECONDS = 10  # a request's head and body must all arrive within this long (512 KiB: 51 KB/s at least)
 
 
 class HeadDeadline(H11Protocol):
-    """uvicorn's HTTP/1.1 connection, closed when a request's head has not all arrived ``HEAD_SECONDS`` after
-    the connection opened or its last answer ended. uvicorn itself times out only a connection idle after an
-    answer, and a byte sent resets that: one that sends nothing, or its headers a byte at a time, is kept
-    open for ever, and a few hundred such connections hold every socket the server may open."""
+    """uvicorn's HTTP/1.1 connection, closed when a whole request (its head, then any body) has not arrived
+    ``HEAD_SECONDS`` after the connection opened or its last answer ended. uvicorn itself times out only a
+    connection idle after an answer, and a byte sent resets that: one that sends nothing, its headers a byte
+    at a time, or whole headers and then a body that never ends, is kept open for ever, and a few hundred such
+    connections hold every socket the server may open."""
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
-        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_head)
+        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.conn.their_state is not h11.IDLE:  # the head is in: the request's own time is the app's
+        if self.conn.their_state not in UNFINISHED:  # the request is all in: its own time is the app's
             self.head_deadline.cancel()
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
         self.head_deadline.cancel()
-        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_head)
+        self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.head_deadline.cancel()
         super().connection_lost(exc)
 
-    def close_if_no_head(self) -> None:
-        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+    def close_if_no_request(self) -> None:
+        if self.conn.their_state in UNFINISHED and not self.transport.is_closing():
             self.transport.close()
+
+
+UNFINISHED = (h11.IDLE, h11.SEND_BODY)  # h11's states of a client still sending its request: no head, or a body
 
 
 async def limit_connections(app) -> None:

@@ -27,7 +27,7 @@ from ...tokenizer import encode_batch
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..figures import TEMPLATE, escape, token_labels
-from ..inputs import layer_head, page_number
+from ..inputs import layer_head, page_number, whole_number
 from ..panels import Panel, panel_figure
 from ..readers import number
 from ..registry import (
@@ -49,8 +49,9 @@ TABLE_ROW_PX, TABLE_TOP_PX, TABLE_MAX_PX = 28, 80, 640  # step 1's table of ids:
 @dataclass(frozen=True)
 class Step:
     """One step: its title, what it does (for a learner), the function whose source computes it, its arithmetic,
-    ``shape(walk, layer, head)`` with named dimensions, ``values(walk, tokens, layer, head)`` its figure, and the
-    tab that goes deeper (title, view id) or None."""
+    ``shape(walk, layer, head)`` with named dimensions, ``values(walk, tokens, layer, head)`` its figure, the
+    tensors its figure shows (``fields``: of ``Walkthrough``, or of the chosen layer's ``LayerSteps``; of every
+    layer with ``each_layer``), and the tab that goes deeper (title, view id) or None."""
 
     title: str
     what: str
@@ -58,9 +59,11 @@ class Step:
     arithmetic: str
     shape: Callable[[Walkthrough, int, int], str]
     values: Callable[[Walkthrough, list[str], int, int], go.Figure]
+    fields: tuple[str, ...]
     deeper: tuple[str, str] | None = None
     post_ln: tuple[str, str] | None = None  # what it does and its arithmetic in a Post-LN model, where they differ
     scaled: tuple[str, str, str] | None = None  # title, what and arithmetic in a model that scales by √D
+    each_layer: bool = False
 
     def told(self, walk: Walkthrough) -> tuple[str, str, str]:
         """(title, what the step does, its arithmetic) for this model: Pre-LN or Post-LN, √D-scaled embeddings
@@ -218,6 +221,7 @@ STEPS = [
         "ids = tokenizer(text)",
         lambda walk, layer, head: _dims(walk.token_ids, "N"),
         _tokens,
+        ("token_ids",),
     ),
     Step(
         "2. Embeddings",
@@ -227,6 +231,7 @@ STEPS = [
         "x = Embedding(ids)",
         lambda walk, layer, head: _dims(walk.scaled_embeddings, "N", "D"),
         _embeddings,
+        ("embeddings", "scaled_embeddings"),
         scaled=(
             "2. Embeddings, ×√d_model",
             "Each id picks one row of the embedding table, a vector of d_model numbers learned in training. This "
@@ -242,6 +247,7 @@ STEPS = [
         "x = x + PE[0:N]",
         lambda walk, layer, head: _dims(walk.embedded, "N", "D"),
         _positions,
+        ("scaled_embeddings", "positions", "embedded"),
         ("what position does", "word-order"),
     ),
     Step(
@@ -252,6 +258,7 @@ STEPS = [
         "h = LayerNorm(x)",
         _layer_shape("attention_input", "N", "D"),
         _layer_norm,
+        ("block_input", "attention_input"),
         post_ln=(
             "A Post-LN block (the original Transformer's kind, and this model's) gives the block's input to "
             "attention as it is; it normalises later, after each residual add (steps 8 and 9).",
@@ -266,6 +273,7 @@ STEPS = [
         "Q = h W_q, K = h W_k, V = h W_v, split into H heads",
         _layer_shape("queries", "H", "N", "d_k"),
         _qkv,
+        ("queries", "keys", "values"),
         ("see every head", "all-heads"),
     ),
     Step(
@@ -277,6 +285,7 @@ STEPS = [
         "weights = softmax(Q Kᵀ / √d_k)",
         _layer_shape("weights", "H", "N", "N"),
         _scores,
+        ("scores", "scaled", "weights"),
         ("why divide by √d_k", "inside-head"),
     ),
     Step(
@@ -287,6 +296,7 @@ STEPS = [
         "out = concat(weights_h V_h) W_o",
         _layer_shape("attention_output", "N", "D"),
         _heads,
+        ("heads", "merged", "attention_output"),
     ),
     Step(
         "8. The residual add",
@@ -296,6 +306,7 @@ STEPS = [
         "x = x + out",
         _layer_shape("after_attention", "N", "D"),
         _residual,
+        ("block_input", "attention_output", "after_attention"),
         post_ln=(
             "The attention's output is added to the block's input, and the sum is normalised: in a Post-LN "
             "block every residual add is followed by a LayerNorm.",
@@ -310,6 +321,7 @@ STEPS = [
         "x = x + Linear(GELU(Linear(LayerNorm(x))))",
         _layer_shape("ffn_activated", "N", "F"),
         _feed_forward,
+        ("ffn_input", "ffn_hidden", "ffn_activated", "ffn_output", "block_output"),
         post_ln=(
             "Every token then goes, on its own, through two linear layers with a GELU between them, d_ff wide; "
             "its output is added to the residual stream and the sum normalised again.",
@@ -323,7 +335,9 @@ STEPS = [
         "x = block_L(… block_1(x))",
         lambda walk, layer, head: _dims(walk.layers[-1].block_output, "N", "D"),
         _blocks,
+        ("block_output",),
         ("what the heads do over a corpus", "head-atlas"),
+        each_layer=True,
     ),
     Step(
         "11. Final LayerNorm, mean pooling",
@@ -333,6 +347,7 @@ STEPS = [
         "s = mean over tokens of LayerNorm(x)",
         lambda walk, layer, head: _dims(walk.pooled, "D"),
         _pooling,
+        ("final_norm", "pooled"),
     ),
     Step(
         "12. The classifier",
@@ -342,6 +357,7 @@ STEPS = [
         "p = softmax(Linear({head}(Linear(s))))",
         lambda walk, layer, head: _dims(walk.logits, "C"),
         _classifier,
+        ("hidden", "activated", "logits", "probabilities"),
     ),
 ]
 SOURCES = [inspect.getsource(step.code) for step in STEPS]  # read once, at start-up: never drifts from the code
@@ -426,21 +442,64 @@ def draw_step(view: WalkView, step: int, layer: int, head: int) -> tuple:
     return step_text(view, index, layer_index, head_index), SOURCES[index], figure
 
 
-def walkthrough(text: str) -> dict:
-    """Every step of one forward pass on a text: the tensors the tutorial walks through, from the model's own pass.
+PER_HEAD = {"queries", "keys", "values", "scores", "scaled", "weights", "heads"}  # (H, ...): one head is shown
+
+
+def step_tensors(walk: Walkthrough, index: int, layer: int, head: int) -> dict[str, torch.Tensor]:
+    """{field: tensor} of what step ``index`` (from 0) shows at ``layer`` and ``head`` (from 0): a per-head field
+    at that head only, a layer's field at that layer (at every layer, stacked, for a step of ``each_layer``)."""
+    step, tensors = STEPS[index], {}
+    for name in step.fields:
+        if hasattr(walk, name):
+            tensors[name] = getattr(walk, name)
+        elif step.each_layer:
+            tensors[name] = torch.stack([getattr(steps, name) for steps in walk.layers])  # (L, N, D)
+        else:
+            value = getattr(walk.layers[layer], name)
+            tensors[name] = value[head] if name in PER_HEAD else value
+    return tensors
+
+
+def walkthrough_step(model, tokenizer, result: Analysis, step, layer, head) -> dict:
+    """One step of the pass for an API caller (step, layer and head from 1, checked before the pass): its title,
+    arithmetic and shape, and only the tensors the tab's figure of that step shows."""
+    require_tutorial_model(TITLE, model)
+    index = whole_number(step, "Step", 1, len(STEPS)) - 1
+    layer_index, head_index = layer_head(layer, head, model.num_layers, model.num_heads)
+    view = walkthrough_view(model, tokenizer, result)
+    title, _, arithmetic = STEPS[index].told(view.walk)
+    return {
+        "tokens": view.tokens,
+        "step": index + 1,
+        "title": title,
+        "arithmetic": arithmetic,
+        "shape": STEPS[index].shape(view.walk, layer_index, head_index),
+        "layer": page_number(layer_index),
+        "head": page_number(head_index),
+        "tensors": step_tensors(view.walk, index, layer_index, head_index),
+        "label_names": view.walk.label_names,
+        "probabilities": view.walk.probabilities,
+        "pre_ln": view.walk.pre_ln,
+    }
+
+
+def walkthrough(text: str, step: int = 1, layer: int = 1, head: int = 1) -> dict:
+    """One step of the tutorial's forward pass on a text, as the Walkthrough tab shows it: only that step's
+    tensors, at the chosen layer and head, from the model's own pass (one step per call keeps answers small).
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to read.
+        step: the step, from 1 (token ids) to 12 (the classifier), as the tab numbers them.
+        layer: the layer of steps 4 to 9, from 1.
+        head: the head of steps 5 to 7, from 1.
 
     Returns:
-        {"tokens", "walk": {"token_ids", "embeddings", "scaled_embeddings", "positions", "embedded",
-        "layers": [{"block_input", "attention_input", "queries", "keys", "values" [head][token][d_k], "scores",
-        "scaled", "weights" [head][query][key], "heads", "merged", "attention_output", "after_attention",
-        "ffn_input", "ffn_hidden", "ffn_activated", "ffn_output", "block_output"}, ...], "final_norm", "pooled",
-        "hidden", "activated", "logits", "probabilities", "label_names", "pre_ln"}}.
+        {"tokens", "step", "title", "arithmetic", "shape", "layer", "head", "tensors": {name: values} (step 5:
+        "queries", "keys", "values" [token][d_k] of the head; step 6: "scores", "scaled", "weights" [query][key];
+        step 10: "block_output" [layer][token][d]; ...), "label_names", "probabilities", "pre_ln"}.
     """
-    return runner.api_view(walkthrough_view, text)
+    return runner.api_view(walkthrough_step, text, step=step, layer=layer, head=head)
 
 
 def layout(page: Page) -> Drawing:
