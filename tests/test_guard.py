@@ -610,6 +610,7 @@ def test_any_other_chunked_body_ends_as_a_disconnect_once_it_passes_the_cap():
 
 def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_that_job(app, monkeypatch):
     """However long a job's input lets it run, it holds a worker at most ``runner.JOB_SECONDS`` and one pass."""
+    from transformer.explain import batching
     from transformer.explorer.views import attributions
 
     now, passes = [0.0], []
@@ -621,6 +622,7 @@ def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_
         now[0] += 1.0
 
     handle = model.register_forward_hook(one_second_pass)
+    monkeypatch.setattr(batching, "rows_per_pass", lambda *_: 32)  # 128 steps + 2 rows: 5 passes, as on a big model
     try:
         monkeypatch.setattr(runner, "JOB_SECONDS", 3.5)  # each pass "takes" 1 s: the job's 5th starts past it
         with pytest.raises(gr.Error, match=r"longer than 3\.5 s") as stopped:
