@@ -8,6 +8,7 @@ import pytest
 import torch
 from tiny import tiny_model
 
+from transformer.explain import batching
 from transformer.explain.attention_norms import attention_norms
 from transformer.explain.layer_readout import layer_readout
 from transformer.explain.patching import activation_patching, activations, patched_logits
@@ -97,6 +98,17 @@ def test_the_blocks_before_a_patch_run_once_per_stage_and_those_after_it_once_pe
     patches = [1 + H] + [n + H] * (L - 1) + [n]  # rows after stage s: stage 0 has one edited position
     expected = 2 * L + sum(s + (L - s) * patches[s] for s in range(L + 1))  # A and B once, then each stage's pass
     assert sum(rows) == expected
+
+
+def test_a_pass_holds_no_more_rows_than_the_memory_budget_allows(monkeypatch):
+    model, rows = tiny_model(seed=1), []
+    whole = activation_patching(model, A, B)
+    monkeypatch.setattr(batching, "rows_per_pass", lambda *_, **__: 2)  # a real-size model at a long text
+    model.layers[-1].register_forward_pre_hook(lambda module, args: rows.append(args[0].size(0)))
+    budgeted = activation_patching(model, A, B)
+    assert max(rows) == 2 and len(rows) > model.num_layers + 1
+    torch.testing.assert_close(budgeted.restored, whole.restored)
+    torch.testing.assert_close(budgeted.heads, whole.heads)
 
 
 @torch.no_grad()

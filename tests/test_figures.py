@@ -232,3 +232,12 @@ def test_one_colour_range_over_every_head_leaves_out_the_chosen_positions():
     attentions[0, 0] = 0.0  # a head of zeros sets no range (it once set the top to 1)
     top = figures.attention_grid([f"t{i}" for i in range(6)], attentions).layout.coloraxis.cmax
     assert top == pytest.approx(attentions.max() * figures._SHOWN_UNIT, abs=0.5) and attentions.max() < 1
+
+
+def test_a_signed_map_on_row_colours_keeps_each_differences_sign():
+    difference = np.array([[0.5, -0.25, 0.0], [-0.1, 0.2, -0.4], [0.0, 0.0, 0.3]], dtype=np.float32)
+    trace = figures.attention_heatmap(["a", "b", "c"], difference, "B − A", scale="row", signed=True).data[0]
+    z = np.asarray(trace.z, dtype=float)
+    assert (np.sign(z) == np.sign(difference)).all()  # a negative difference is not drawn as a strong positive
+    assert trace.zmin == -trace.zmax and z[1, 2] == -trace.zmax  # each row's largest magnitude reaches the range
+    assert list(trace.colorbar.tickvals) == [trace.zmin, 0, trace.zmax]

@@ -10,6 +10,7 @@ import os
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
@@ -613,21 +614,32 @@ def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_
     from transformer.explain import batching
     from transformer.explorer.views import attributions
 
-    now, passes = [0.0], []
+    now, passes, job_start = [0.0], [], []  # the clock; when each pass began; when the job began
     monkeypatch.setattr(runner, "clock", lambda: now[0])
     model = app.get_model()[0].model
 
-    def one_second_pass(*_) -> None:
-        passes.append(1)
+    def one_second_pass(*_) -> None:  # after a pass the deadline's pre-hook let through: when it began, then 1 s
+        passes.append(now[0])
         now[0] += 1.0
 
+    deadline = runner.job_deadline
+
+    @contextlib.contextmanager
+    def noted_deadline():  # passes before the job (the sentence's analysis, unless kept) are not the job's
+        job_start.append(now[0])
+        with deadline():
+            yield
+
+    monkeypatch.setattr(runner, "job_deadline", noted_deadline)
     handle = model.register_forward_hook(one_second_pass)
     monkeypatch.setattr(batching, "rows_per_pass", lambda *_: 32)  # 128 steps + 2 rows: 5 passes, as on a big model
     try:
         monkeypatch.setattr(runner, "JOB_SECONDS", 3.5)  # each pass "takes" 1 s: the job's 5th starts past it
         with pytest.raises(gr.Error, match=r"longer than 3\.5 s") as stopped:
             attributions.attributions("a long and slow text", steps=128)
-        assert stopped.value.print_exception is False and len(passes) == 1 + 4  # the analysis, then 4 of the job
+        assert stopped.value.print_exception is False
+        began = [t - job_start[0] for t in passes if t >= job_start[0]]
+        assert began == [0.0, 1.0, 2.0, 3.0]  # every pass that began within 3.5 s ran, and none after
         passes.clear()
         assert runner.run_model("a pass outside any job").tokens  # no deadline outside a view's job
         monkeypatch.setattr(runner, "JOB_SECONDS", 1e9)

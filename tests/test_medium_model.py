@@ -11,7 +11,7 @@ import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-from app_fixtures import probe_endpoints
+from app_fixtures import forget_the_models, probe_endpoints
 from hub_checkpoints import write_sized_bert
 from tiny import write_dev_sets
 
@@ -88,7 +88,9 @@ def serving(monkeypatch):
         monkeypatch.setattr(runner, "get_model", lambda: (loaded, None))
         return loaded
 
-    return serve
+    yield serve
+    monkeypatch.undo()
+    forget_the_models()  # the corpus views' caches (the model's identity) must not keep this model for later tests
 
 
 @pytest.fixture(scope="module")

@@ -163,7 +163,7 @@ def test_every_tab_draws_every_length_with_its_controls_at_their_extremes(swept,
                 continue
             check_domains(drawn)
             if n in ends:
-                validate_once(drawn, (view, i), swept.validated)
+                validate_once(drawn, (view, i, n), swept.validated)  # the shortest and the longest both
 
 
 # Words of every kind a person may type, joined by any whitespace.

@@ -9,10 +9,10 @@ destination with one piece taken from the source: one stage's vector at one posi
 every position. A patch at stage s (or in block s + 1) changes nothing before it, so one pass per stage runs the
 destination up to stage s once and only then becomes one row per patch (``replace_hook``'s ``copies``): the blocks
 before the patch run once instead of once per run. A vector (or context) the two sentences share exactly is no
-patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` bounds a pass. The hooks that replace the pieces
-live for that call only (``hub.hooks.added``), on the modules each model names in ``stage_modules`` and
-``attention_projections``: the tutorial's model and a Hub model alike. ``patched_logits`` is the plain version,
-one whole run, that the tests hold the passes to.
+patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` and the memory budget (``batching``) bound a pass.
+The hooks that replace the pieces live for that call only (``hub.hooks.added``), on the modules each model names
+in ``stage_modules`` and ``attention_projections``: the tutorial's model and a Hub model alike. ``patched_logits``
+is the plain version, one whole run, that the tests hold the passes to.
 
 The measure is the logit difference LD = logit[t] − logit[u], with t the class B predicts and u the class A
 predicts (A's runner-up when both predict the same class). The share restored is (LD_patched − LD_dest) /
@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 from ..hub import hooks
+from . import batching
 from .run import check_sentence
 
 DIRECTIONS = ("b_into_a", "a_into_b")
@@ -223,7 +224,9 @@ def _stage_shares(
     positions = _changed(source.states[stage], dest.states[stage])  # (P,)
     has_block = stage < len(source.contexts)
     heads = _changed(*(run.contexts[stage].transpose(0, 1) for run in (source, dest))) if has_block else positions[:0]
-    per_pass, p, rows = max(1, row_tokens // input_ids.size(1)), len(positions), len(positions) + len(heads)
+    n = input_ids.size(1)  # rows per pass: within row_tokens and the activation memory budget (a real-size model)
+    per_pass = max(1, min(row_tokens // n, batching.rows_per_pass(model, n, backward=False)))
+    p, rows = len(positions), len(positions) + len(heads)
     shares = []  # each (P' + K',), positions first
     for start in range(0, rows, per_pass):
         stop = start + per_pass

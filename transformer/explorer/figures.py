@@ -110,7 +110,8 @@ def _colour_range(
     """What attention heatmaps send: the shown values and the top of their colour range, and extra trace fields.
 
     "global" colours the values themselves (sent once, ``_shown``); "row" colours each row ÷ its own top,
-    sent as one byte per cell (``COLOUR_STEPS``), with the values themselves as ``customdata`` for the hover.
+    sent as one byte per cell (``COLOUR_STEPS``; two for a signed map), with the values themselves as
+    ``customdata`` for the hover.
 
     Shape:
         matrices: (..., N, N). Returns (z (..., N, N), the top of the colour range in z's units, extra fields
@@ -122,7 +123,7 @@ def _colour_range(
     if scale == "row":
         steps = normalise_attention(weights, "row", exclude).numpy()  # a new array: scaled in place
         steps *= COLOUR_STEPS
-        steps = np.rint(steps, out=steps).astype(np.uint8)
+        steps = np.rint(steps, out=steps).astype(np.int16 if signed else np.uint8)  # a difference keeps its sign
         value = _SHOWN_FORMAT.format(field="customdata") if whole else "%{customdata:.3f}"
         return steps, float(COLOUR_STEPS), {"customdata": shown, "value": value}
     top = colour_limit(weights, "global", exclude).item() if weights.numel() else 1.0
@@ -139,11 +140,14 @@ def label_width_px(labels: Sequence[str], font_size: int = 12) -> int:
     return LABEL_CHAR_PX * font_size // 12 * max(map(len, labels), default=1)
 
 
-def _colour_bar(extra: dict, title: str, top: float) -> dict:
-    """A colour bar whose ticks read in the values' own units, as short as they can be: row colours as 0 to 1, and
-    weights sent as whole numbers of 10^-4 at a few round values up to ``top`` (in z's units), "0.6", not "0.6000"."""
+def _colour_bar(extra: dict, title: str, top: float, signed: bool = False) -> dict:
+    """A colour bar whose ticks read in the values' own units, as short as they can be: row colours as 0 to 1 (−1 to
+    1 signed), and weights sent as whole numbers of 10^-4 at a few round values up to ``top`` (in z's units), "0.6",
+    not "0.6000"."""
     if "customdata" in extra:
         ticks = {"tickvals": [0, COLOUR_STEPS / 2, COLOUR_STEPS], "ticktext": ["0", "0.5", "1"]}
+        if signed:
+            ticks = {"tickvals": [-COLOUR_STEPS, 0, COLOUR_STEPS], "ticktext": ["−1", "0", "1"]}
         return {"title": {"text": f"{title} ÷ row max"}, **ticks}
     if not extra["value"].startswith("0."):
         return {"title": {"text": title}}
@@ -257,7 +261,7 @@ def attention_heatmap(
         "zmin": -top if signed else 0.0,
         "zmax": top,
         "colorscale": SIGNED_COLORS if signed else ATTENTION_COLORS,
-        "colorbar": _colour_bar({**extra, "value": value}, value_name, top),
+        "colorbar": _colour_bar({**extra, "value": value}, value_name, top, signed),
         "hovertemplate": f"query %{{y}}<br>key %{{x}}<br>{value_name} {value}<extra></extra>",
         **extra,
     }

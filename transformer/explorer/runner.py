@@ -38,6 +38,8 @@ API_DECIMALS = 6  # the explanation endpoints round their numbers to this many d
 # the worst legal job, /faithfulness in delete mode at 128 steps, took 2.9 s on a quiet 2-core machine). A
 # real-size model needs more (DistilBERT-base's 32-step IG takes about 12 s of CPU): the ``JOB_SECONDS`` setting.
 JOB_SECONDS = float(os.environ.get("JOB_SECONDS", "10"))
+if not JOB_SECONDS > 0:
+    raise ValueError(f"JOB_SECONDS must be a number of seconds above 0, not {os.environ['JOB_SECONDS']!r}")
 clock = time.monotonic
 _job = threading.local()  # this thread's running view job: its ``deadline``
 
