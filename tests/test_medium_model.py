@@ -48,9 +48,9 @@ def medium_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def probed(medium_dir, hub_model_dirs, tmp_path_factory) -> tuple[dict, dict]:
+def probed(medium_dir, hub_model_dirs, tmp_path_factory) -> tuple[dict, dict, str]:
     """Every endpoint on the medium model at its 128 tokens, its defaults otherwise, in a process of its own:
-    ({endpoint: "ok" or its error}, {endpoint: answer bytes})."""
+    ({endpoint: "ok" or its error}, {endpoint: answer bytes}, the device)."""
     env = {
         "MODEL_ID": str(medium_dir),
         "MODEL_ID_B": str(hub_model_dirs["distilbert"]),  # Compare's second model
@@ -62,7 +62,7 @@ def probed(medium_dir, hub_model_dirs, tmp_path_factory) -> tuple[dict, dict]:
 
 
 def test_every_endpoint_answers_on_a_medium_model_at_its_full_length(probed):
-    answers, _ = probed
+    answers = probed[0]
     refused = {name: said for name, said in answers.items() if said != "ok"}
     assert refused.keys() == {"walkthrough"}, refused  # the tutorial's architecture only, said in one line
     assert "does not apply to this bert model" in refused["walkthrough"]
