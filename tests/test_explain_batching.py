@@ -1,6 +1,12 @@
 """Heavy methods in passes sized from the model: the passes, the memory estimate, and results equal one row at a time
 on the tutorial model and on tiny Hub models (Integrated Gradients' path points, head importance's knockouts)."""
 
+import contextvars
+import functools
+import os
+import threading
+import time
+
 import pytest
 import torch
 from hub_checkpoints import hub_classifier
@@ -112,3 +118,34 @@ def test_integrated_gradients_in_passes_equal_one_point_at_a_time(monkeypatch, n
     torch.testing.assert_close(alone.attributions, whole.attributions, rtol=1e-5, atol=1e-6)
     assert alone.target_logit == pytest.approx(whole.target_logit, abs=1e-6)
     assert alone.completeness_error == pytest.approx(whole.completeness_error, abs=1e-5)
+
+
+def test_in_parallel_keeps_the_order_the_context_and_the_grad_modes_and_raises_the_first_error():
+    job = contextvars.ContextVar("job", default=None)
+    job.set("the caller's job")
+
+    def seen(i):
+        time.sleep(0.01 * (3 - i))  # later calls finish first
+        return i, job.get(), torch.is_grad_enabled(), torch.is_inference_mode_enabled(), threading.get_ident()
+
+    calls = [functools.partial(seen, i) for i in range(4)]
+    with torch.inference_mode():
+        results = batching.in_parallel(calls, threads=3)
+    assert [r[:4] for r in results] == [(i, "the caller's job", False, True) for i in range(4)]
+    assert len({r[4] for r in results}) > 1 and threading.get_ident() not in {r[4] for r in results}
+    assert [r[2:4] for r in batching.in_parallel(calls[:2], threads=2)] == [(True, False)] * 2
+
+    def fails():
+        raise ValueError("the second pass failed")
+
+    with pytest.raises(ValueError, match="second pass"):
+        batching.in_parallel([calls[0], fails, calls[1]], threads=2)
+
+
+def test_pass_threads_leave_a_core_per_intra_op_thread(monkeypatch):
+    model = torch.nn.Linear(2, 2)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)))
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert batching.pass_threads(model) == 4
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 3)
+    assert batching.pass_threads(model) == 1

@@ -3,6 +3,7 @@ on the tiny tutorial model against an exact property or a hand computation, and 
 RoBERTa through the same model interface (``stage_modules``, ``attention_projections``)."""
 
 import math
+import threading
 
 import pytest
 import torch
@@ -88,12 +89,13 @@ def test_the_batched_grids_are_the_single_runs_in_small_passes_too(pair):
 def test_the_blocks_before_a_patch_run_once_per_stage_and_those_after_it_once_per_patch():
     # The grid's cost: a pass per stage runs the blocks before it on one row, and the blocks after it on one row per
     # patch (every position but stage 0's unedited ones, which restore 0 without a run, and each head of the next
-    # block). Whole reruns per patch would put (L + 1)·N + L·H rows through every block.
+    # block). Whole reruns per patch would put (L + 1)·N + L·H rows through every block. One thread: with more, each
+    # stage is cut into a pass per thread, and each pass runs the blocks before it on one row of its own.
     model = tiny_model(seed=1)
     rows = []
     for block in model.layers:
         block.register_forward_pre_hook(lambda module, args: rows.append(args[0].size(0)))
-    activation_patching(model, A, B)
+    activation_patching(model, A, B, threads=1)
     L, H, n = model.num_layers, model.num_heads, A.size(1)
     patches = [1 + H] + [n + H] * (L - 1) + [n]  # rows after stage s: stage 0 has one edited position
     expected = 2 * L + sum(s + (L - s) * patches[s] for s in range(L + 1))  # A and B once, then each stage's pass
@@ -109,6 +111,32 @@ def test_a_pass_holds_no_more_rows_than_the_memory_budget_allows(monkeypatch):
     assert max(rows) == 2 and len(rows) > model.num_layers + 1
     torch.testing.assert_close(budgeted.restored, whole.restored)
     torch.testing.assert_close(budgeted.heads, whole.heads)
+
+
+def test_passes_running_at_once_share_the_memory_budget(monkeypatch):
+    budgets = []
+    monkeypatch.setattr(batching, "rows_per_pass", lambda *_, budget, **__: budgets.append(budget) or 64)
+    activation_patching(tiny_model(seed=1), A, B, threads=4)
+    assert budgets == [batching.MEMORY_BUDGET_BYTES // 4]
+
+
+def test_passes_on_several_threads_give_the_one_thread_grid_and_share_every_stage():
+    model = tiny_model(seed=1)
+    alone = activation_patching(model, A, B, threads=1)
+    patched_rows = {}  # thread -> the rows it ran through the last block, one entry a pass
+    model.layers[-1].register_forward_pre_hook(
+        lambda module, args: patched_rows.setdefault(threading.get_ident(), []).append(args[0].size(0))
+    )
+    shared = activation_patching(model, A, B, threads=3)
+    torch.testing.assert_close(shared.restored, alone.restored)
+    torch.testing.assert_close(shared.heads, alone.heads)
+    del patched_rows[threading.get_ident()]  # A and B's own pass
+    # Each stage is cut into 3 passes of nearly equal rows, which run on more than one thread; the last stage's
+    # (after the last block) take their rows apart after it, so each puts one row through it.
+    rows_by_stage = [1 + model.num_heads, A.size(1) + model.num_heads]
+    passes = sorted(rows for thread in patched_rows.values() for rows in thread)
+    assert len(patched_rows) > 1
+    assert passes == sorted([1] * 3 + [rows // 3 + (i < rows % 3) for rows in rows_by_stage for i in range(3)])
 
 
 @torch.no_grad()

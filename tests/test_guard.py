@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import gradio as gr
 import httpx
 import pytest
+import torch
 from app_fixtures import serving
 
 from transformer.explorer import admission, clients, fair_queue, guard, link_store, runner, server, sessions
@@ -646,3 +647,28 @@ def test_a_view_job_is_stopped_at_its_first_pass_past_the_job_deadline_and_only_
         assert attributions.attributions("the next job runs whole", steps=128)["tokens"]  # its own deadline
     finally:
         handle.remove()
+
+
+def test_a_job_deadline_stops_the_passes_a_job_runs_on_other_threads(app, monkeypatch):
+    """Patching runs its passes on threads of their own (``batching.in_parallel``): the job's deadline goes too."""
+    from transformer.explain.patching import activation_patching
+
+    now, passes = [0.0], []
+    monkeypatch.setattr(runner, "clock", lambda: now[0])
+    monkeypatch.setattr(runner, "JOB_SECONDS", 1.5)  # the two sentences' pass and the first patched pass fit
+    model = app.get_model()[0].model
+
+    def one_second_pass(*_) -> None:
+        passes.append(threading.get_ident())
+        now[0] += 1.0
+
+    ids_a = torch.tensor([[5, 9, 13, 21, 30, 7]])  # (1, N)
+    ids_b = ids_a.clone()
+    ids_b[0, 3] = 42
+    handle = model.register_forward_hook(one_second_pass)
+    try:
+        with runner.job_deadline(), pytest.raises(runner.JobTooLong):
+            activation_patching(model, ids_a, ids_b, threads=2)
+    finally:
+        handle.remove()
+    assert threading.get_ident() not in passes[1:]  # the patched passes ran elsewhere, and were stopped there

@@ -7,10 +7,23 @@ batch holds them all on the bundled model (a few MB a row), but a row of DistilB
 340 MB for the backward pass: 34 points in one batch would be 11 GB. So each method cuts its rows into passes of at
 most ``rows_per_pass`` rows, sized from the model's shapes, and the passes are balanced (73 rows at most 50 a pass
 run as 37 + 36, not 50 + 23).
+
+Passes that do not depend on each other (activation patching's) can run side by side (``in_parallel``) on the cores
+that torch's intra-op threads leave idle: the explorer sets one thread per request, so on a 2-core machine one
+patching job would otherwise hold one core while the other waits.
 """
 
+import contextvars
 import itertools
 import math
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TypeVar
+
+import torch
+
+T = TypeVar("T")
 
 # Bytes of activations one heavy call may hold at once, beyond the weights; more only saves per-pass overhead, which
 # is small at these sizes (benchmarks/real_size.py times the passes against the bare model's).
@@ -53,3 +66,35 @@ def passes(rows: int, most: int) -> list[slice]:
 def passes_for(model, rows: int, tokens: int, backward: bool) -> list[slice]:
     """The passes a heavy method runs ``rows`` rows of a ``tokens``-token sentence in (``rows_per_pass``)."""
     return passes(rows, rows_per_pass(model, tokens, backward))
+
+
+def pass_threads(model) -> int:
+    """How many passes of ``model`` may run at once: on a CPU, the cores divided by torch's intra-op threads (1 in
+    the explorer, which sets one); on a GPU, 1, since its kernels already share one device."""
+    if next(model.parameters()).device.type != "cpu":
+        return 1
+    return max(1, len(os.sched_getaffinity(0)) // torch.get_num_threads())
+
+
+def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
+    """Each call's result, in order, with up to ``threads`` calls running at once on threads of their own.
+
+    A call runs in a copy of the caller's context (a job's deadline goes with it) and with the caller's grad and
+    inference modes, which are per thread in torch. The first error is raised once every started call has ended;
+    calls not yet started are cancelled.
+    """
+    if threads <= 1 or len(calls) <= 1:
+        return [call() for call in calls]
+    grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
+
+    def in_modes(call: Callable[[], T]) -> T:
+        with torch.inference_mode(inference), torch.set_grad_enabled(grad):
+            return call()
+
+    with ThreadPoolExecutor(max_workers=threads) as pool:
+        futures = [pool.submit(contextvars.copy_context().run, in_modes, call) for call in calls]
+        try:
+            return [future.result() for future in futures]
+        except BaseException:
+            pool.shutdown(cancel_futures=True)
+            raise

@@ -9,7 +9,8 @@ destination with one piece taken from the source: one stage's vector at one posi
 every position. A patch at stage s (or in block s + 1) changes nothing before it, so one pass per stage runs the
 destination up to stage s once and only then becomes one row per patch (``replace_hook``'s ``copies``): the blocks
 before the patch run once instead of once per run. A vector (or context) the two sentences share exactly is no
-patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` and the memory budget (``batching``) bound a pass.
+patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` and the memory budget (``batching``) bound a pass, and
+the passes, which do not depend on each other, run side by side on the CPU's idle cores (``batching.in_parallel``).
 The hooks that replace the pieces live for that call only (``hub.hooks.added``), on the modules each model names
 in ``stage_modules`` and ``attention_projections``: the tutorial's model and a Hub model alike. ``patched_logits``
 is the plain version, one whole run, that the tests hold the passes to.
@@ -20,6 +21,8 @@ predicts (A's runner-up when both predict the same class). The share restored is
 does not depend on which class is t.
 """
 
+import functools
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -209,34 +212,27 @@ def _changed(source: torch.Tensor, dest: torch.Tensor) -> torch.Tensor:
     return (source != dest).reshape(len(source), -1).any(dim=1).nonzero()[:, 0]
 
 
-def _stage_shares(
-    model, input_ids: torch.Tensor, source: Activations, dest: Activations, stage: int, row_tokens: int, share
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """The share restored by each patch at ``stage`` (each position) and in the block after it (each head), in
-    passes of at most ``row_tokens`` tokens; a piece the destination already has restores 0 without a run.
-
-    Args:
-        share: logits (R, C) -> the share each row restores (R,).
-
-    Shape:
-        Returns (by position (N,), by head (H,)); no heads, (0,), at the last stage.
-    """
+def _pieces(source: Activations, dest: Activations, stage: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """What differs at ``stage``: the positions whose vector, and the heads of the block after it (none after the
+    last block) whose context, the source and the destination do not share exactly: ((P,), (K,))."""
     positions = _changed(source.states[stage], dest.states[stage])  # (P,)
-    has_block = stage < len(source.contexts)
-    heads = _changed(*(run.contexts[stage].transpose(0, 1) for run in (source, dest))) if has_block else positions[:0]
-    n = input_ids.size(1)  # rows per pass: within row_tokens and the activation memory budget (a real-size model)
-    per_pass = max(1, min(row_tokens // n, batching.rows_per_pass(model, n, backward=False)))
-    p, rows = len(positions), len(positions) + len(heads)
-    shares = []  # each (P' + K',), positions first
-    for start in range(0, rows, per_pass):
-        stop = start + per_pass
-        in_pass = positions[start:stop], heads[max(0, start - p) : max(0, stop - p)]
-        shares.append(share(_stage_pass(model, input_ids, source, stage, *in_pass)))
-    done = torch.cat(shares) if shares else torch.empty(0, device=input_ids.device)  # (P + K,)
-    by_position = torch.zeros(input_ids.size(1), dtype=done.dtype, device=done.device)
-    by_head = torch.zeros(model.num_heads if has_block else 0, dtype=done.dtype, device=done.device)
-    by_position[positions], by_head[heads] = done[:p], done[p:]
-    return by_position, by_head
+    if stage == len(source.contexts):
+        return positions, positions[:0]
+    return positions, _changed(*(run.contexts[stage].transpose(0, 1) for run in (source, dest)))  # (K,)
+
+
+def _planned_passes(pieces: list[tuple[torch.Tensor, torch.Tensor]], most: int, threads: int) -> list[tuple]:
+    """Every stage's patches (its positions, then its heads) cut into passes of at most ``most`` rows, and into at
+    least ``threads`` passes where the stage has that many rows, so the threads share each stage's work evenly.
+    Returns (stage, positions, heads) per pass, the costliest stages (the earliest) first."""
+    planned = []
+    for stage, (positions, heads) in enumerate(pieces):
+        rows, p = len(positions) + len(heads), len(positions)
+        for part in batching.passes(rows, min(most, math.ceil(rows / threads))) if rows else []:
+            planned.append(
+                (stage, positions[part.start : part.stop], heads[max(0, part.start - p) : max(0, part.stop - p)])
+            )
+    return planned
 
 
 def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[int, int]:
@@ -254,7 +250,12 @@ def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[in
 
 @torch.inference_mode()  # nothing it returns is differentiated; it skips autograd's version counters
 def activation_patching(
-    model, ids_a: torch.Tensor, ids_b: torch.Tensor, direction: str = "b_into_a", row_tokens: int = ROW_TOKENS
+    model,
+    ids_a: torch.Tensor,
+    ids_b: torch.Tensor,
+    direction: str = "b_into_a",
+    row_tokens: int = ROW_TOKENS,
+    threads: int | None = None,
 ) -> Patching:
     """Patch every stage × position, and every head, from one sentence into the other, in batched passes.
 
@@ -263,6 +264,7 @@ def activation_patching(
         ids_a, ids_b: the two sentences, the same number of tokens.
         direction: "b_into_a" reruns A with pieces of B; "a_into_b" reruns B with pieces of A.
         row_tokens: tokens per batched pass (``ROW_TOKENS``).
+        threads: passes run at once; None for ``batching.pass_threads(model)``, the CPU's cores.
 
     Shape:
         ids_a, ids_b: (1, N).
@@ -291,15 +293,20 @@ def activation_patching(
     def share(logits: torch.Tensor) -> torch.Tensor:  # (R, C) -> (R,)
         return (logits[:, target] - logits[:, contrast] - ld_dest) / (ld_source - ld_dest)
 
-    stages = [
-        _stage_shares(model, ids, source, dest, stage, row_tokens, share) for stage in range(model.num_layers + 1)
-    ]
+    pieces = [_pieces(source, dest, stage) for stage in range(model.num_layers + 1)]
+    threads = batching.pass_threads(model) if threads is None else threads
+    n = ids.size(1)  # rows per pass: within row_tokens and, shared by the threads, the activation memory budget
+    budget = batching.MEMORY_BUDGET_BYTES // threads
+    most = max(1, min(row_tokens // n, batching.rows_per_pass(model, n, backward=False, budget=budget)))
+    planned = _planned_passes(pieces, most, threads)
+    calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
+    shares = [share(logits) for logits in batching.in_parallel(calls, threads)]  # each (P' + K',), positions first
+    restored = torch.zeros(model.num_layers + 1, n, device=ids.device)  # (L + 1, N)
+    heads = torch.zeros(model.num_layers, model.num_heads, device=ids.device)  # (L, H)
+    for (stage, positions, by_head), done in zip(planned, shares, strict=True):
+        restored[stage, positions] = done[: len(positions)].to(restored.dtype)
+        if len(by_head):
+            heads[stage, by_head] = done[len(positions) :].to(heads.dtype)
     return Patching(
-        direction=direction,
-        target=target,
-        contrast=contrast,
-        ld_a=ld_a,
-        ld_b=ld_b,
-        restored=torch.stack([by_position for by_position, _ in stages]),  # (L + 1, N)
-        heads=torch.stack([by_head for _, by_head in stages[:-1]]),  # (L, H)
+        direction=direction, target=target, contrast=contrast, ld_a=ld_a, ld_b=ld_b, restored=restored, heads=heads
     )

@@ -9,11 +9,11 @@ who sent the text or the controls.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import dataclasses
 import functools
 import logging
 import os
-import threading
 import time
 from pathlib import Path
 
@@ -41,7 +41,9 @@ JOB_SECONDS = float(os.environ.get("JOB_SECONDS", "10"))
 if not JOB_SECONDS > 0:
     raise ValueError(f"JOB_SECONDS must be a number of seconds above 0, not {os.environ['JOB_SECONDS']!r}")
 clock = time.monotonic
-_job = threading.local()  # this thread's running view job: its ``deadline``
+# The running view job's deadline, in its context: a pass that a job runs on another thread (``batching.in_parallel``)
+# is given a copy of the context, so it stops too.
+_deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("job_deadline", default=None)
 
 
 class JobTooLong(InputError):
@@ -49,8 +51,8 @@ class JobTooLong(InputError):
 
 
 def check_deadline(module, args) -> None:
-    """A forward pre-hook on the models: past its thread's job deadline, stop the job before this pass."""
-    deadline = getattr(_job, "deadline", None)
+    """A forward pre-hook on the models: past its job's deadline, stop the job before this pass."""
+    deadline = _deadline.get()
     if deadline is not None and clock() > deadline:
         raise JobTooLong(
             f"This took longer than {JOB_SECONDS:g} s, the most one job may run here, and was stopped: "
@@ -60,13 +62,13 @@ def check_deadline(module, args) -> None:
 
 @contextlib.contextmanager
 def job_deadline():
-    """Inside it, this thread's model passes stop once ``JOB_SECONDS`` have gone by (``check_deadline``)."""
-    outer = getattr(_job, "deadline", None)
-    _job.deadline = clock() + JOB_SECONDS if outer is None else outer  # a job inside a job keeps the first's
+    """Inside it, the job's model passes stop once ``JOB_SECONDS`` have gone by (``check_deadline``)."""
+    outer = _deadline.get()
+    token = _deadline.set(clock() + JOB_SECONDS if outer is None else outer)  # a job inside a job keeps the first's
     try:
         yield
     finally:
-        _job.deadline = outer
+        _deadline.reset(token)
 
 
 @functools.lru_cache(maxsize=1)
