@@ -113,6 +113,21 @@ def test_a_pass_holds_no_more_rows_than_the_memory_budget_allows(monkeypatch):
     torch.testing.assert_close(budgeted.heads, whole.heads)
 
 
+def test_a_model_that_reads_its_first_token_runs_its_last_feed_forward_on_that_row_alone(pair):
+    model, ids_a, ids_b = pair
+    last = model.num_layers - 1
+    widths = []  # positions out of the last feed-forward's first module, a pass each
+    handle = model.feed_forward_input(last).register_forward_hook(lambda module, args, out: widths.append(out.size(1)))
+    try:
+        activation_patching(model, ids_a, ids_b)
+    finally:
+        handle.remove()
+    n = ids_a.size(1)
+    patched = widths[1:]  # after A and B's own pass, which keeps every position
+    assert widths[0] == n and patched
+    assert set(patched) == ({1} if model.pooling == "first" else {n})
+
+
 def test_passes_running_at_once_share_the_memory_budget(monkeypatch):
     budgets = []
     monkeypatch.setattr(batching, "rows_per_pass", lambda *_, budget, **__: budgets.append(budget) or 64)

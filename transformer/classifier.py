@@ -123,6 +123,10 @@ class TransformerClassifier(
         attention = self.layers[layer].attention
         return attention.W_v, attention.W_o
 
+    def feed_forward_input(self, layer: int) -> nn.Module:
+        """The module that takes block ``layer``'s feed-forward input, every position's (B, N, D) after attention."""
+        return self.layers[layer].feed_forward
+
     added_token_ids: tuple[int, ...] = ()  # the tokens a tokenizer adds around a sentence: ours adds none ([CLS]...)
 
     def embed(self, input_ids=None, *, inputs_embeds=None, positional_encoding=None) -> torch.Tensor:

@@ -11,6 +11,9 @@ destination up to stage s once and only then becomes one row per patch (``replac
 before the patch run once instead of once per run. A vector (or context) the two sentences share exactly is no
 patch at all: it restores 0 and is not rerun. ``ROW_TOKENS`` and the memory budget (``batching``) bound a pass, and
 the passes, which do not depend on each other, run side by side on the CPU's idle cores (``batching.in_parallel``).
+A model that reads only its first token ([CLS] or <s>, ``pooling`` "first") needs only that row out of the last
+layer's feed-forward, its largest product, so a pass runs it on that row alone (``first_position_hook``): the layer
+adds the one row back to every position, and only the first is read.
 The hooks that replace the pieces live for that call only (``hub.hooks.added``), on the modules each model names
 in ``stage_modules`` and ``attention_projections``: the tutorial's model and a Hub model alike. ``patched_logits``
 is the plain version, one whole run, that the tests hold the passes to.
@@ -107,6 +110,15 @@ def replace_heads_hook(rows: torch.Tensor, heads: torch.Tensor, values: torch.Te
     return hook
 
 
+def first_position_hook(module, args) -> tuple:
+    """A forward pre-hook that keeps only position 0 of the module's input.
+
+    Shape:
+        the input: (B, N, D) -> (B, 1, D).
+    """
+    return (args[0][:, :1], *args[1:])
+
+
 def _capture_input(store: list) -> Callable:
     """A forward pre-hook that appends the module's first input to ``store``."""
 
@@ -190,7 +202,8 @@ def _stage_pass(
 ) -> torch.Tensor:
     """One pass: the destination runs to ``stage`` once, then as one row per patch: rows 0 .. P − 1 take the
     source's vector at one of ``positions`` at this stage, the next K take one of ``heads``' context in the block
-    after it (layer ``stage``, counting from 0), at every position.
+    after it (layer ``stage``, counting from 0), at every position. A model that reads its first token runs its last
+    feed-forward on that row alone.
 
     Shape:
         input_ids: (1, N); positions: (P,); heads: (K,), empty at the last stage. Returns (P + K, C).
@@ -203,6 +216,8 @@ def _stage_pass(
         values = source.contexts[stage][:, heads].transpose(0, 1)  # (N, K, d_k) -> (K, N, d_k)
         in_block = replace_heads_hook(torch.arange(len(positions), rows, device=device), heads, values, model.num_heads)
         specs.append((model.attention_projections(stage)[1], in_block, "pre"))
+    if model.pooling == "first":
+        specs.append((model.feed_forward_input(model.num_layers - 1), first_position_hook, "pre"))
     with hooks.added(specs):
         return model(input_ids)  # (P + K, C)
 

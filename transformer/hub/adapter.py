@@ -6,9 +6,9 @@ d_k = D // H.
 The explorer and ``transformer.explain`` call a model as ``model(input_ids, attention_mask, output_attentions,
 head_mask=..., positional_encoding=..., inputs_embeds=...)`` and read ``num_layers``, ``num_heads``,
 ``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding``, ``token_embeddings``,
-``hidden_states``, ``stage_modules`` and ``attention_projections``. This wrapper gives a BERT, DistilBERT or
-RoBERTa classifier the same, with head knockout and the position switch done by hooks added for one call
-(``hooks``).
+``hidden_states``, ``stage_modules``, ``attention_projections`` and ``feed_forward_input``. This wrapper gives a
+BERT, DistilBERT or RoBERTa classifier the same, with head knockout and the position switch done by hooks added for
+one call (``hooks``).
 
 Two differences from ``TransformerClassifier`` stay visible: these models read the first token ([CLS] or
 <s>) rather than the mean of all positions, and ``token_embeddings`` is the plain word-embedding lookup
@@ -100,6 +100,11 @@ class HubClassifier(nn.Module):
         """Layer ``layer``'s value projection and W_o, as ``TransformerClassifier.attention_projections``."""
         block = self.hf_layers[layer]
         return attrgetter(self.family.value)(block), attrgetter(self.family.output_projection)(block)
+
+    def feed_forward_input(self, layer: int) -> nn.Module:
+        """The module that takes layer ``layer``'s feed-forward input, every position's (B, N, D) after attention, as
+        ``TransformerClassifier.feed_forward_input``: BERT's and RoBERTa's ``intermediate``, DistilBERT's ``ffn``."""
+        return attrgetter(self.family.feed_forward)(self.hf_layers[layer])
 
     def _hook_specs(self, head_mask: torch.Tensor | None, positional_encoding: bool | None) -> list[hooks.HookSpec]:
         """The hooks one call needs: a W_o pre-hook per layer for ``head_mask``, one to zero the positions.

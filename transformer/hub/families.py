@@ -20,6 +20,8 @@ class Family:
         positions: the base model's position-embedding ``nn.Embedding``.
         output_projection: in a layer, the linear map W_o applied to the heads' concatenated contexts.
         query, key, value: in a layer, the linear maps that make the queries, keys and values (all heads at once).
+        feed_forward: in a layer, the first module of the feed-forward, whose input is the stream after attention
+            and whose output the layer adds back to it.
         position_offset: rows of the position table before position 0 (RoBERTa numbers positions from
             ``pad_token_id + 1``); True means ``pad_token_id + 1``, False means 0.
     """
@@ -33,6 +35,7 @@ class Family:
     query: str
     key: str
     value: str
+    feed_forward: str
     position_offset: bool = False
 
 
@@ -49,6 +52,7 @@ FAMILIES = {
             query="attention.self.query",
             key="attention.self.key",
             value="attention.self.value",
+            feed_forward="intermediate",
         ),
         Family(
             "distilbert",
@@ -60,6 +64,7 @@ FAMILIES = {
             query="attention.q_lin",
             key="attention.k_lin",
             value="attention.v_lin",
+            feed_forward="ffn",
         ),
         Family(
             "roberta",
@@ -71,6 +76,7 @@ FAMILIES = {
             query="attention.self.query",
             key="attention.self.key",
             value="attention.self.value",
+            feed_forward="intermediate",
             position_offset=True,
         ),
     )
