@@ -24,6 +24,7 @@ MODEL_MODULES = {
     "feed_forward.py",
     "encoder_block.py",
     "classifier.py",
+    "interface.py",
     "tokenizer.py",
     "loading.py",
 }

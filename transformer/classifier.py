@@ -16,6 +16,7 @@ from huggingface_hub import PyTorchModelHubMixin, constants, hf_hub_download
 from torch import nn
 
 from .encoder_block import TransformerEncoderBlock
+from .interface import SINUSOIDAL_POSITIONS, TUTORIAL_BLOCKS
 from .positional_encoding import PositionalEncoding
 from .tokenizer import MASK_ID, UNK_ID
 
@@ -73,6 +74,7 @@ class TransformerClassifier(
         self.max_len = max_len
         self.use_positional_encoding = use_positional_encoding
         self.pooling = "mean"  # what the classifier reads: the mean of the tokens (see ``explain.rollout``)
+        self.capabilities = frozenset({TUTORIAL_BLOCKS, SINUSOIDAL_POSITIONS})
         self.pad_token_id = pad_token_id
         self.label_names = list(label_names) if label_names else [str(i) for i in range(num_classes)]
         self.embedding = nn.Embedding(vocab_size, d_model, padding_idx=pad_token_id)
@@ -122,6 +124,27 @@ class TransformerClassifier(
         input is every head's context side by side, (B, N, H·d_k), head h in columns h·d_k .. (h + 1)·d_k."""
         attention = self.layers[layer].attention
         return attention.W_v, attention.W_o
+
+    @torch.no_grad()
+    def query_key(self, input_ids: torch.Tensor, layer: int, *, head_mask=None, positional_encoding=None):
+        """Every head's queries and keys in block ``layer``, recomputed from the block's input (then its LayerNorm
+        in a Pre-LN block) with its own W_q and W_k; scores = Q Kᵀ / √d_k.
+
+        Args:
+            input_ids: one sentence, no padding.
+            layer: block index, from 0.
+            head_mask, positional_encoding: as in ``forward`` (a knockout changes the later blocks' inputs).
+
+        Shape:
+            input_ids: (1, N). Returns (queries, keys), each (H, N, d_k).
+        """
+        if not 0 <= layer < self.num_layers:
+            raise ValueError(f"layer must be in [0, {self.num_layers}), got {layer}")
+        x = self.hidden_states(input_ids, head_mask=head_mask, positional_encoding=positional_encoding)[layer]
+        block = self.layers[layer]
+        h = block.norm1(x) if block.norm_first else x  # (1, N, D); Post-LN normalises after the sub-layer
+        attention = block.attention
+        return attention.split_heads(attention.W_q(h))[0], attention.split_heads(attention.W_k(h))[0]  # (H, N, d_k)
 
     def feed_forward_input(self, layer: int) -> nn.Module:
         """The module that takes block ``layer``'s feed-forward input, every position's (B, N, D) after attention."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .attribution import DEFAULT_IG_STEPS, gradient_x_input, integrated_gradients
 from .rollout import attention_rollout, pooled_attention, pooled_relevance
 from .run import predict
@@ -101,7 +101,7 @@ def agreement_of(
 
 
 def method_agreement(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     target: int,
     steps: int = DEFAULT_IG_STEPS,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from ..tokenizer import pad_ids
 from .batching import passes_for
 
@@ -99,7 +99,7 @@ def batches(id_lists: list[list[int]], batch_size: int) -> Iterator[tuple[list[i
         yield (chosen, *pad_ids([id_lists[i] for i in chosen]))
 
 
-def _check(model: TransformerClassifier, id_lists: list[list[int]]) -> None:
+def _check(model: Classifier, id_lists: list[list[int]]) -> None:
     if model.training:
         raise ValueError("call model.eval() first: with dropout active the atlas is a random draw")
     if not id_lists or any(not ids or len(ids) > model.max_len for ids in id_lists):
@@ -108,7 +108,7 @@ def _check(model: TransformerClassifier, id_lists: list[list[int]]) -> None:
 
 @torch.no_grad()
 def head_behaviour(
-    model: TransformerClassifier,
+    model: Classifier,
     id_lists: list[list[int]],
     is_punctuation: torch.Tensor,
     batch_size: int = 64,
@@ -212,7 +212,7 @@ def top_tokens(
 
 @torch.no_grad()
 def corpus_importance(
-    model: TransformerClassifier,
+    model: Classifier,
     id_lists: list[list[int]],
     labels: list[int],
     batch_size: int = 64,
@@ -259,7 +259,7 @@ def corpus_importance(
 
 @torch.no_grad()
 def corpus_probabilities(
-    model: TransformerClassifier,
+    model: Classifier,
     id_lists: list[list[int]],
     batch_size: int = 128,
     progress: Callable[[Iterable], Iterable] = iter,

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .batching import passes_for
 from .run import check_sentence
 
@@ -48,7 +48,7 @@ class IntegratedGradients:
     complete: bool
 
 
-def _target_gradient(model: TransformerClassifier, embeds: torch.Tensor, target: int):
+def _target_gradient(model: Classifier, embeds: torch.Tensor, target: int):
     """Target logits of a batch of embedded sentences and their gradient with respect to the embeddings.
 
     Shape:
@@ -63,7 +63,7 @@ def _target_gradient(model: TransformerClassifier, embeds: torch.Tensor, target:
 
 
 def _path_integral(
-    model: TransformerClassifier,
+    model: Classifier,
     reference: torch.Tensor,
     embeds: torch.Tensor,
     alphas: torch.Tensor,
@@ -98,7 +98,7 @@ def _path_integral(
     return torch.cat(logits), weighted
 
 
-def gradient_x_input(model: TransformerClassifier, input_ids: torch.Tensor, target: int) -> torch.Tensor:
+def gradient_x_input(model: Classifier, input_ids: torch.Tensor, target: int) -> torch.Tensor:
     """Gradient × input: the first-order estimate of each token's contribution to the target logit.
 
     Args:
@@ -117,7 +117,7 @@ def gradient_x_input(model: TransformerClassifier, input_ids: torch.Tensor, targ
 
 
 def integrated_gradients(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     target: int,
     baseline: str = "pad",

@@ -8,7 +8,7 @@ from difflib import SequenceMatcher
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .rollout import stack_attentions
 from .run import predict
 
@@ -107,7 +107,7 @@ def compare_attentions(
 
 
 def compare_sentences(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids_a: torch.Tensor,
     input_ids_b: torch.Tensor,
     tokens_a: list[str],

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .agreement import METHODS, agreement_of
 from .attribution import DEFAULT_IG_STEPS, gradient_x_input, integrated_gradients
 from .faithfulness import MODES, Faithfulness, faithfulness_by_mode
@@ -34,7 +34,7 @@ class CorpusFaithfulness:
 
 
 def predicted_class_erasure(
-    model: TransformerClassifier, input_ids: torch.Tensor, steps: int, modes: Sequence[str]
+    model: Classifier, input_ids: torch.Tensor, steps: int, modes: Sequence[str]
 ) -> dict[str, Faithfulness]:
     """One sentence's erasure curves (``faithfulness_by_mode``) for the class the model predicts for it, the four
     methods (``METHODS``' order) ranking by their scores for that class, signed where a method has a sign.
@@ -51,7 +51,7 @@ def predicted_class_erasure(
 
 
 def corpus_faithfulness(
-    model: TransformerClassifier,
+    model: Classifier,
     sentences: Sequence[torch.Tensor],
     steps: int = DEFAULT_IG_STEPS,
     modes: Sequence[str] = MODES,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .run import check_sentence, predict
 
 
@@ -49,7 +49,7 @@ class WordOrder:
 
 
 def perturb_token(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     position: int,
     mode: str = "mask",
@@ -128,9 +128,7 @@ def sentence_permutation(input_ids: torch.Tensor, seed: int = 0, kept_ids=()) ->
 
 
 @torch.no_grad()
-def word_order_experiment(
-    model: TransformerClassifier, input_ids: torch.Tensor, reordered_ids: torch.Tensor
-) -> WordOrder:
+def word_order_experiment(model: Classifier, input_ids: torch.Tensor, reordered_ids: torch.Tensor) -> WordOrder:
     """Classify a sentence and its reordering with positional encoding on and off (two forwards of two rows).
 
     Args:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .batching import passes_for
 from .run import check_sentence
 
@@ -183,7 +183,7 @@ def _curves(drops: torch.Tensor, num_methods: int) -> dict:
 
 
 def faithfulness_by_mode(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     target: int,
     scores: torch.Tensor,
@@ -231,7 +231,7 @@ def faithfulness_by_mode(
 
 
 def faithfulness(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     target: int,
     scores: torch.Tensor,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .run import check_sentence
 
 
@@ -49,7 +49,7 @@ def attention_entropy(weights: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def layer_input(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     layer: int,
     *,
@@ -75,24 +75,19 @@ def layer_input(
 
 
 def queries_keys(model, input_ids: torch.Tensor, layer: int, **switches) -> tuple[torch.Tensor, torch.Tensor]:
-    """Every head's queries and keys in block ``layer``: a Hub model's own ``query_key``, else the tutorial's
-    block recomputed from its input (``layer_input``, then its LayerNorm in a Pre-LN block).
+    """Every head's queries and keys in block ``layer``, the model's own (``Classifier.query_key``), for a sentence
+    the model can read.
 
     Shape:
         input_ids: (1, N). Returns (queries, keys), each (H, N, d_k).
     """
-    if hasattr(model, "query_key"):
-        return model.query_key(input_ids, layer, **switches)
-    x = layer_input(model, input_ids, layer, **switches)  # (1, N, D)
-    block = model.layers[layer]
-    h = block.norm1(x) if block.norm_first else x  # Post-LN normalises after the sub-layer
-    attention = block.attention
-    return attention.split_heads(attention.W_q(h))[0], attention.split_heads(attention.W_k(h))[0]  # (H, N, d_k)
+    check_sentence(model, input_ids)
+    return model.query_key(input_ids, layer, **switches)
 
 
 @torch.no_grad()
 def head_scores(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     layer: int,
     head: int,

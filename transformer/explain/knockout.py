@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 from .batching import passes_for
 from .run import Prediction, check_sentence, predict
 
@@ -30,7 +30,7 @@ class HeadImportance:
     drop: torch.Tensor
 
 
-def predict_with_knockout(model: TransformerClassifier, input_ids: torch.Tensor, head_mask: torch.Tensor) -> Prediction:
+def predict_with_knockout(model: Classifier, input_ids: torch.Tensor, head_mask: torch.Tensor) -> Prediction:
     """Classify one sentence with some heads switched off.
 
     Args:
@@ -52,7 +52,7 @@ def predict_with_knockout(model: TransformerClassifier, input_ids: torch.Tensor,
 
 
 @torch.no_grad()
-def head_importance(model: TransformerClassifier, input_ids: torch.Tensor, target: int | None = None) -> HeadImportance:
+def head_importance(model: Classifier, input_ids: torch.Tensor, target: int | None = None) -> HeadImportance:
     """Knock out each head alone and measure the target probability's drop, in batched forwards.
 
     Row 0 keeps every head; row 1 + l·H + h knocks out head h of layer l only. The rows run in as few passes as

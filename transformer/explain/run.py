@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..classifier import TransformerClassifier
+from ..interface import Classifier
 
 
 @dataclass(frozen=True)
@@ -27,7 +27,7 @@ class Prediction:
     attentions: tuple[torch.Tensor, ...]
 
 
-def check_sentence(model: TransformerClassifier, input_ids: torch.Tensor) -> None:
+def check_sentence(model: Classifier, input_ids: torch.Tensor) -> None:
     """Raise ValueError unless ``input_ids`` is one non-empty sentence and the model is in eval mode.
 
     Shape:
@@ -41,7 +41,7 @@ def check_sentence(model: TransformerClassifier, input_ids: torch.Tensor) -> Non
 
 @torch.no_grad()
 def predict(
-    model: TransformerClassifier,
+    model: Classifier,
     input_ids: torch.Tensor,
     *,
     head_mask: torch.Tensor | None = None,

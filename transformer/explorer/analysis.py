@@ -130,7 +130,7 @@ def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
     """Tokenize ``text`` once, truncate it to ``model.max_len`` and run the model once.
 
     Args:
-        model: a ``TransformerClassifier`` in eval mode.
+        model: a ``Classifier`` in eval mode.
         tokenizer: a ``tokenizers.Tokenizer`` whose ``encode`` maps tokens back to the raw text (offsets).
         text: the text as typed.
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from ..classifier import TransformerClassifier
+from ..interface import TUTORIAL_BLOCKS
 from . import readers
 from .analysis import MAX_INPUT_CHARS, InputError
 from .inputs import MEAN_HEAD
@@ -116,9 +116,9 @@ class View:
 
 
 def not_for_this_model(view_title: str, model) -> str | None:
-    """None when ``model`` is the tutorial's ``TransformerClassifier``, else the sentence that says the view (whose
-    maths reads that architecture's embedding, encoding and blocks) does not apply to it."""
-    if isinstance(model, TransformerClassifier):
+    """None when ``model`` has the tutorial's blocks (``TUTORIAL_BLOCKS``), else the sentence that says the view
+    (whose maths reads that architecture's embedding, encoding and blocks) does not apply to it."""
+    if TUTORIAL_BLOCKS in model.capabilities:
         return None
     kind = getattr(model, "model_type", type(model).__name__)
     return (

@@ -1,13 +1,10 @@
-"""``HubClassifier``: a ``transformers`` sequence classifier behind ``TransformerClassifier``'s interface.
+"""``HubClassifier``: a ``transformers`` sequence classifier behind ``interface.Classifier``, the model interface.
 
 Shape letters: B = batch, N = tokens, D = hidden size, H = heads, L = layers, C = classes, P = positions,
 d_k = D // H.
 
-The explorer and ``transformer.explain`` call a model as ``model(input_ids, attention_mask, output_attentions,
-head_mask=..., positional_encoding=..., inputs_embeds=...)`` and read ``num_layers``, ``num_heads``,
-``d_model``, ``max_len``, ``pad_token_id``, ``label_names``, ``use_positional_encoding``, ``token_embeddings``,
-``hidden_states``, ``stage_modules``, ``attention_projections`` and ``feed_forward_input``. This wrapper gives a
-BERT, DistilBERT or RoBERTa classifier the same, with head knockout and the position switch done by hooks added for
+The explorer and ``transformer.explain`` ask a model only what ``interface.Classifier`` declares. This wrapper gives
+a BERT, DistilBERT or RoBERTa classifier the same, with head knockout and the position switch done by hooks added for
 one call (``hooks``).
 
 Two differences from ``TransformerClassifier`` stay visible: these models read the first token ([CLS] or
@@ -52,6 +49,7 @@ class HubClassifier(nn.Module):
         self.label_names = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.use_positional_encoding = True
         self.pooling = "first"  # the classifier reads the first token, [CLS] or <s> (see ``explain.rollout``)
+        self.capabilities = frozenset()  # learned positions; its blocks are not the tutorial's
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
         self.added_token_ids = tuple(sorted(set(added_token_ids)))
 

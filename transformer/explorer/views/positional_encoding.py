@@ -17,7 +17,7 @@ import gradio as gr
 import numpy as np
 import plotly.graph_objects as go
 
-from ...classifier import TransformerClassifier
+from ...interface import SINUSOIDAL_POSITIONS
 from .. import analysis, runner
 from ..analysis import Analysis
 from ..figures import ENCODING_COLORS, TEMPLATE, token_labels
@@ -224,7 +224,7 @@ def draw_main(result: Analysis | None, values: PageValues) -> go.Figure:
 def explanation(model) -> str:
     """What the table is, for the tutorial's sinusoids or a Hub model's learned position embeddings."""
     size = f"{model.max_len} positions × {model.d_model} dimensions"
-    if not isinstance(model, TransformerClassifier):
+    if SINUSOIDAL_POSITIONS not in model.capabilities:
         return (
             f"The model adds row *p* of this table to the embedding of the token at position *p*. This model "
             f"learned its table in training ({size}), where the tutorial's is fixed sines and cosines: nothing "

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
-from ...classifier import TransformerClassifier
+from ...interface import TUTORIAL_BLOCKS
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..figures import TEMPLATE, token_labels
@@ -179,7 +179,7 @@ def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
 def explanation(model) -> str:
     """The tab's introduction: what a token's vector is before layer 1, the tutorial's embedding plus positional
     encoding or a Hub model's embedding layer (summed embeddings, then LayerNorm), and then after each layer."""
-    hub = not isinstance(model, TransformerClassifier)
+    hub = TUTORIAL_BLOCKS not in model.capabilities  # a Hub model's embedding layer, tokens it adds
     if hub:
         first = (
             "the embedding layer's output: word, position (and, in BERT and RoBERTa, token-type) embeddings "
