@@ -22,7 +22,9 @@ from transformer.explorer.registry import not_for_this_model, require_tutorial_m
 from transformer.explorer.views import attributions, positional_encoding, token_embeddings, walkthrough, word_order
 from transformer.loading import load_model
 
-OTHER = types.SimpleNamespace(model_type="bert", max_len=512, d_model=32)  # what the views see of a Hub model
+OTHER = types.SimpleNamespace(
+    model_type="bert", max_len=512, d_model=32, capabilities=frozenset()
+)  # a Hub model's face
 
 
 def test_only_the_tutorials_architecture_passes():
