@@ -54,7 +54,7 @@ REFUSED = (429, 503)
 REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
 TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; scripts.REDRAW_ID + "attention"
 RESTORED_ELEM = "restored-text"  # the hidden box the page load writes a link's text to
-EXPORT_ELEM = "redraw-export"  # the Export tab's hidden redraw button (scripts.REDRAW_ID + "export")
+EXPORT_ELEMS = ("export-json", "export-csv")  # the Export tab's buttons: each builds its file when clicked
 LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
 STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
 BURST, CROWD_ADDRESSES, CROWD_JOBS, FLOOD_ADDRESSES = 64, 40, 4, 64
@@ -158,8 +158,8 @@ def event_inputs(config: dict, event: dict, by_elem_id: dict | None = None) -> l
     return values
 
 
-def redraw_event(config: dict, elem: str = REDRAW_ELEM) -> dict:
-    """The click event of the hidden button ``elem`` that redraws a tab (the Attention tab's by default)."""
+def click_event(config: dict, elem: str = REDRAW_ELEM) -> dict:
+    """The click event of the button ``elem`` (the Attention tab's hidden redraw button by default)."""
     button = next(i for i, elem_id in elem_ids(config).items() if elem_id == elem)
     return next(e for e in config["dependencies"] if [button, "click"] in e["targets"])
 
@@ -208,18 +208,20 @@ def page_step(http: httpx.Client, config: dict, event: dict, session: str, by_el
 
 
 def export_loop(url: str, deadline: float, tally: Tally) -> None:
-    """One attacker loop, as the page exports: analyze a new 128-token text, then draw the Export tab (its hidden
-    redraw button's event, which writes the JSON and CSV files), until ``deadline``."""
+    """One attacker loop, as the page exports: analyze a new 128-token text, then click the Export tab's two
+    buttons (each builds its file, the JSON or the CSV), until ``deadline``."""
     prefix = secrets.token_hex(4)  # texts differ from every other loop's, in every phase
     with client(url, ATTACKER) as http:
         config = page_config(http)
-        show, export, session = page_event(config, "show_text"), redraw_event(config, EXPORT_ELEM), new_session()
+        show, session = page_event(config, "show_text"), new_session()
+        exports = [click_event(config, elem) for elem in EXPORT_ELEMS]
         for number in range(sys.maxsize):
             if not alive(deadline):
                 return
             text = f"{prefix} {number} " + sentence("good", 126)
             analyzed = page_step(http, config, show, session, {TEXT_ELEM: text})
-            tally.add(f"export {page_step(http, config, export, session) if analyzed == 'complete' else analyzed}")
+            for export in exports:
+                tally.add(f"export {page_step(http, config, export, session) if analyzed == 'complete' else analyzed}")
 
 
 def until_deadline(jobs: list[tuple], deadline: float) -> Counter:
@@ -515,7 +517,7 @@ def attention_drawn(http: httpx.Client, event: dict, data: list, session: str) -
 def sessions_rows(server: Server) -> list[dict]:
     with client(server.url, VICTIM) as http:
         config, session = page_config(http), new_session()
-        show, redraw = page_event(config, "show_text"), redraw_event(config)
+        show, redraw = page_event(config, "show_text"), click_event(config)
         analyzed, _ = join_page_event(http, show, event_inputs(config, show, {TEXT_ELEM: SENTENCE}), session)
         redraw_data = event_inputs(config, redraw)
         drawn_before = attention_drawn(http, redraw, redraw_data, session)

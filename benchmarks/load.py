@@ -17,7 +17,10 @@ import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import httpx
+
 ROOT = Path(__file__).resolve().parent.parent
+LAUNCH_SETTLE_SECONDS = 2
 SENTENCE = "The acting was wonderful, but the plot didn't hold together and I left disappointed."
 
 
@@ -33,12 +36,17 @@ def start_server(args: list[str], port: int, env: dict | None = None, cwd: Path 
         [sys.executable, *args, "--port", str(port)], cwd=cwd, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
+    # Ready once the page answers, not once the port opens: Gradio's launch then still checks the page itself (a HEAD
+    # with a 3 s timeout) and exits if that times out, which 16 clients starting at once on a loaded machine made
+    # it do ("Connection reset by peer" in every client after).
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
+    while time.monotonic() < deadline and proc.poll() is None:
         try:
-            with socket.create_connection(("127.0.0.1", port), timeout=1):
-                return proc
-        except OSError:
+            if httpx.get(f"http://127.0.0.1:{port}/", timeout=10).status_code == 200:
+                time.sleep(LAUNCH_SETTLE_SECONDS)  # the launch's own check, sent before ours, has its answer
+                if proc.poll() is None:
+                    return proc
+        except httpx.HTTPError:
             time.sleep(0.5)
     proc.kill()
     raise RuntimeError(f"server {args} did not start on port {port}")

@@ -5,6 +5,7 @@ import inspect
 import io
 import json
 import math
+from pathlib import Path
 
 import gradio as gr
 import numpy as np
@@ -343,15 +344,16 @@ def test_word_order_asks_for_a_reordering_and_says_what_is_wrong_in_place_of_the
     assert show(result, "yours", 1, "", kept)[2] is kept  # asking again keeps the kept view
 
 
-def test_export_tab_writes_files_that_parse_back(app, result):
-    json_path, csv_path = views.export.show_export(result, 2, "1")
+def test_export_buttons_build_files_that_parse_back(app, result):
+    json_path, csv_path = Path(views.export.build_json(result)), Path(views.export.build_csv(result, 2, "1"))
     assert json_path.name == "attention-explorer-analysis.json" and csv_path.name == "attention-layer2-head1.csv"
     exported = json.loads(json_path.read_text(encoding="utf-8"))
     assert np.array_equal(np.array(exported["attentions"], dtype=np.float32), result.attentions)
     rows = list(csv.reader(io.StringIO(csv_path.read_text(encoding="utf-8"))))
     parsed = np.array([[float(value) for value in row[1:]] for row in rows[1:]], dtype=np.float32)
     assert np.array_equal(parsed, result.attentions[1, 0])
-    assert views.export.show_export(result, 2, "1") == (json_path, csv_path)  # same content, same file
+    assert views.export.build_json(result) == str(json_path)  # same content, same file
+    assert views.export.build_json(None) is views.export.build_csv(None, 2, "1") is None  # nothing analyzed
 
 
 @pytest.mark.parametrize(
@@ -365,6 +367,8 @@ def test_export_tab_writes_files_that_parse_back(app, result):
         "word_order.show_word_order",
         "compare.show_compare",
         "export.show_export",
+        "export.build_json",
+        "export.build_csv",
         "attention.show_head",
         "all_heads.show_grid",
     ],

@@ -1,4 +1,5 @@
-"""The Export tab's files on a public server: written inside Gradio's cache, held to a byte cap, never copied."""
+"""The Export tab's files on a public server: built when a button is clicked, written inside Gradio's cache, held
+to a byte cap, never copied."""
 
 import os
 import time
@@ -11,6 +12,7 @@ from app_fixtures import serving
 from fuzz_helpers import QueueCaller
 
 from transformer.explorer import analysis, export_files
+from transformer.explorer.export import analysis_to_json
 from transformer.explorer.export_files import export_dir, write_export
 from transformer.explorer.pruning import entry_bytes, prune_oldest
 from transformer.explorer.registry import Page
@@ -86,43 +88,46 @@ def gradio_cache(tmp_path, monkeypatch) -> Path:
     return folder
 
 
-def export_demo(result: analysis.Analysis) -> gr.Blocks:
-    """The Export tab's own layout and handler, on a kept analysis, behind one queued event (fn_index 0)."""
+def export_demo(result: analysis.Analysis) -> tuple[gr.Blocks, dict[str, int]]:
+    """The Export tab's own layout and handlers on a kept analysis, each behind a queued event: the demo and
+    {handler name: fn_index} (``show_export`` draws the tab, ``build_json`` and ``build_csv`` are its buttons)."""
     with gr.Blocks() as demo:
         layer, head = gr.Radio([1, 2], value=1), gr.Radio(["1", "2", "mean"], value="1")
         page = Page(None, gr.State(result), None, None, layer, head, None)
         drawing = export.layout(page)
-        gr.Button().click(drawing.handler, drawing.inputs, drawing.outputs)
-    return demo
+        for part in (drawing, *drawing.computes):
+            gr.on(part.triggers or [gr.Button().click], part.handler, part.inputs, part.outputs)
+    names = {block_fn.fn.__name__: index for index, block_fn in demo.fns.items() if block_fn.fn is not None}
+    return demo, names
 
 
-def test_an_export_through_the_server_is_on_disk_once_and_served(gradio_cache, model, tokenizer, monkeypatch):
-    written = []
-
-    def recording(name: str, content: str) -> Path:
-        written.append(write_export(name, content))
-        return written[-1]
-
-    monkeypatch.setattr(export, "write_export", recording)
+def test_drawing_the_tab_builds_no_file_and_each_button_builds_its_own(gradio_cache, model, tokenizer):
     result = analysis.analyze(model, tokenizer, "a charming and often affecting journey .")
-    with serving(export_demo(result)) as url:
+    demo, events = export_demo(result)
+    with serving(demo) as url:
         caller = QueueCaller(url)
         try:
-            before = all_files(gradio_cache)
-            outcome = caller.call(0, [None, 1, "1"])
-            assert outcome.success, outcome.error
-            paths = [Path(item["path"]) for item in outcome.data]
-            assert paths == written and all(path.parent.parent == export_dir() for path in paths)  # not copies
-            added = {path: size for path, size in all_files(gradio_cache).items() if path not in before}
-            assert set(added) == set(paths)  # nothing else in Gradio's cache: the bytes grew by each file once
-            for path in paths:  # what Gradio serves is the file written, at its own path
-                served = httpx.get(f"{url.rstrip('/')}/gradio_api/file={path}", trust_env=False)
-                assert served.status_code == 200 and served.content == path.read_bytes()
+            drawn = caller.call(events["show_export"], [None, 2, "mean"])
+            assert drawn.success, drawn.error
+            assert "layer 2, the mean of its heads" in drawn.data[0]
+            assert all_files(gradio_cache) == {}  # the tab drawn: nothing built, nothing on disk
 
-            again = caller.call(0, [None, 2, "mean"])  # the same analysis, another head: only a new CSV
-            assert again.success, again.error
-            grown = sum(all_files(gradio_cache).values()) - sum(before.values()) - sum(added.values())
-            assert grown == Path(again.data[1]["path"]).stat().st_size
-            assert again.data[0]["path"] == outcome.data[0]["path"]
+            built = caller.call(events["build_json"], [None])
+            assert built.success, built.error
+            path = Path(built.data[0]["path"])
+            assert path.read_text(encoding="utf-8") == analysis_to_json(result)  # what the tab's file always held
+            assert set(all_files(gradio_cache)) == {path} and path.parent.parent == export_dir()  # once, no copy
+            served = httpx.get(f"{url.rstrip('/')}/gradio_api/file={path}", trust_env=False)
+            assert served.status_code == 200 and served.content == path.read_bytes()
+
+            csv_built = caller.call(events["build_csv"], [None, 2, "mean"])
+            assert csv_built.success, csv_built.error
+            csv_path = Path(csv_built.data[0]["path"])
+            assert (csv_path.name, csv_path.read_text(encoding="utf-8")) == export.export_csv(result, 2, "mean")
+            assert set(all_files(gradio_cache)) == {path, csv_path}
+
+            again = caller.call(events["build_json"], [None])  # built again: the same file, nothing added
+            assert again.success and Path(again.data[0]["path"]) == path
+            assert set(all_files(gradio_cache)) == {path, csv_path}
         finally:
             caller.close()

@@ -4,6 +4,7 @@ colour controls shown only where they change something."""
 
 import dataclasses
 import time
+from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
@@ -11,7 +12,8 @@ from app_fixtures import TINY_MAX_LEN
 from conftest import TIMEOUT_MS
 from test_browser import copied_text, wait_for_heatmap_with
 
-from transformer.explorer import analysis, link_store
+from transformer.explorer import analysis, export_files, link_store
+from transformer.explorer.export import analysis_to_json
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 FRESH_PAGES = 20
@@ -190,6 +192,36 @@ def test_colour_controls_show_only_on_tabs_that_use_them(browser, url, view):
             assert not page.locator("#leave-out").is_visible()
         open_tab(page, "attention")
         page.locator("#colour-scale").wait_for(state="visible")
+    finally:
+        context.close()
+
+
+def exported_files() -> set:
+    """The files in the export folder of this process's server (``export_files.export_dir``)."""
+    return {path for path in export_files.export_dir().rglob("*") if path.is_file()}
+
+
+def test_export_files_are_built_when_a_button_is_clicked_and_saved_each_time(browser, url, loaded):
+    text = "a charming journey with a wonderful cast"
+    context, page = fresh_page(browser, url, f"?view=export&text={text.replace(' ', '%20')}", accept_downloads=True)
+    try:
+        page.wait_for_function(SETTLED)
+        page.wait_for_function("() => document.querySelector('#export-summary').textContent.includes('CSV holds')")
+        before = exported_files()
+        open_tab(page, "attention")
+        open_tab(page, "export")  # the tab drawn again: still nothing built
+        page.wait_for_function("() => new URL(location.href).searchParams.get('view') === 'export'")
+        assert exported_files() == before
+        expected = analysis_to_json(analysis.analyze(loaded.model, loaded.tokenizer, text))
+        for _ in range(2):  # the same file built again is saved again
+            with page.expect_download() as saved:
+                page.locator("#export-json").click()
+            assert saved.value.suggested_filename == "attention-explorer-analysis.json"
+            assert Path(saved.value.path()).read_text(encoding="utf-8") == expected
+        with page.expect_download() as saved:
+            page.locator("#export-csv").click()
+        assert saved.value.suggested_filename == "attention-layer1-head1.csv"
+        assert len(exported_files() - before) <= 2  # one file per content, in the bounded folder
     finally:
         context.close()
 

@@ -171,6 +171,12 @@
         }, 150);
     }
 
+    // The Export tab's file, just built by one of its buttons, is in its hidden download button (each build sets
+    // it, the same file again too): pressing that has the browser save it.
+    function download() {
+        document.getElementById("export-file")?.click();
+    }
+
     // Gradio 6.31 draws a radio or checkbox group as a <fieldset> whose label is a <span>, not a <legend>: the group
     // has no accessible name, and a screen reader says "2, radio" where the page shows "Layer". Each such group is
     // named by its label (`aria-labelledby`), a radio group also gets its role. Tabs draw their controls when first
@@ -206,6 +212,7 @@
         onScreenView,
         openText,
         openHead,
+        download,
     };
     window.explorer = explorer;
 })();

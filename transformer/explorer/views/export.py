@@ -1,37 +1,66 @@
-"""Export tab: the analysis as JSON (numbers exact) and the Attention tab's layer and head as CSV; ``/export``."""
+"""Export tab: the analysis as JSON (numbers exact) and the Attention tab's layer and head as CSV; ``/export``.
+
+A file is built when its button is clicked, never when the tab is drawn: the button's job (on the queue, admitted
+like any page event) writes it to the bounded export folder (``export_files``), and the page then has the
+browser save it. Nothing is kept per session.
+"""
 
 from __future__ import annotations
 
 import gradio as gr
 import torch
 
-from .. import runner
+from .. import runner, scripts
 from ..analysis import Analysis, attention_matrix
 from ..export import analysis_to_json, attention_to_csv, to_jsonable
 from ..export_files import write_export
 from ..inputs import MEAN_HEAD, layer_head, page_number
 from ..registry import Drawing, Page, View
 
+JSON_NAME = "attention-explorer-analysis.json"
+
+
+def chosen(result: Analysis, layer, head) -> tuple[int, int | None]:
+    """(layer, head) from 0 of the CSV's matrix; ``layer`` and ``head`` from 1, head "mean" gives None."""
+    with runner.clear_errors():
+        return layer_head(layer, head, *result.attentions.shape[:2], mean=True)
+
 
 def export_csv(result: Analysis, layer, head) -> tuple[str, str]:
     """(file name, CSV text) of one attention matrix; ``layer`` and ``head`` from 1, head "mean" averages."""
-    with runner.clear_errors():
-        layer_index, head_index = layer_head(layer, head, *result.attentions.shape[:2], mean=True)
+    layer_index, head_index = chosen(result, layer, head)
     matrix = torch.from_numpy(attention_matrix(result, layer_index, head_index))  # (N, N)
     which = MEAN_HEAD if head_index is None else page_number(head_index)
     return f"attention-layer{page_number(layer_index)}-head{which}.csv", attention_to_csv(matrix, result.tokens)
 
 
-def show_export(result: Analysis | None, layer: int, head: str) -> tuple:
-    """(the analysis as a JSON file, the current layer's and head's attention as a CSV file)."""
+def show_export(result: Analysis | None, layer: int, head: str) -> str:
+    """The tab drawn: what the two downloads will hold. Nothing is built until a button is clicked."""
     if result is None:
-        return None, None
-    name, csv_text = export_csv(result, layer, head)
-    return write_export("attention-explorer-analysis.json", analysis_to_json(result)), write_export(name, csv_text)
+        return ""
+    layer_index, head_index = chosen(result, layer, head)
+    which = "the mean of its heads" if head_index is None else f"head {page_number(head_index)}"
+    layers, heads = result.attentions.shape[:2]
+    return (
+        f"The JSON holds all {len(result.tokens)} tokens and {layers} layers × {heads} heads of attention; "
+        f"the CSV holds layer {page_number(layer_index)}, {which}."
+    )
+
+
+def build_json(result: Analysis | None) -> str | None:
+    """The path of the analysis as a JSON file in the export folder, built now (a download button's click)."""
+    return None if result is None else str(write_export(JSON_NAME, analysis_to_json(result)))
+
+
+def build_csv(result: Analysis | None, layer: int, head: str) -> str | None:
+    """The path of the current layer's and head's attention as a CSV file in the export folder, built now."""
+    return None if result is None else str(write_export(*export_csv(result, layer, head)))
 
 
 def export(text: str, layer: int = 1, head: str = "1") -> dict:
     """The analysis of a text with every number exact, and one attention matrix as CSV (head "mean" averages).
+    Built when called and kept by nothing after it is read (an answer unread 10 s after its job is dropped), as
+    the page's downloads are built when clicked.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
@@ -54,12 +83,20 @@ def export(text: str, layer: int = 1, head: str = "1") -> dict:
 def layout(page: Page) -> Drawing:
     gr.Markdown(
         "The analysis as JSON (text, tokens, offsets, probabilities and every attention weight, numbers "
-        "exact) and the Attention tab's current layer and head as CSV (queries on rows, keys on columns)."
+        "exact) and the Attention tab's current layer and head as CSV (queries on rows, keys on columns). "
+        "Each file is built when you click."
     )
+    summary = gr.Markdown(elem_id="export-summary")
     with gr.Row():
-        json_file = gr.DownloadButton("Download the analysis (JSON)", elem_id="export-json")
-        csv_file = gr.DownloadButton("Download this layer and head (CSV)", elem_id="export-csv")
-    return Drawing(show_export, [page.result, page.layer, page.head], [json_file, csv_file])
+        json_button = gr.Button("Download the analysis (JSON)", elem_id="export-json")
+        csv_button = gr.Button("Download this layer and head (CSV)", elem_id="export-csv")
+    built = gr.DownloadButton(visible="hidden", elem_id="export-file")  # what a click built, saved by the browser
+    built.change(None, None, None, js=scripts.call("download"), api_visibility="private")
+    computes = [
+        Drawing(build_json, [page.result], [built], [json_button.click]),
+        Drawing(build_csv, [page.result, page.layer, page.head], [built], [csv_button.click]),
+    ]
+    return Drawing(show_export, [page.result, page.layer, page.head], [summary], computes=computes)
 
 
 VIEW = View("export", "Export", layout, endpoints={"export": export}, colour_scale=False)
