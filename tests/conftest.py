@@ -121,14 +121,16 @@ def write_tsv(path: Path, rows: list[tuple], header: str = "sentence\tlabel") ->
 # suite in two pytest-xdist workers, each module whole in one of them (``--dist loadfile``), in collection order: these
 # go first, so that no long one starts last while the other worker has nothing left to do.
 LONGEST_MODULES = [
-    "test_browser.py",
     "test_page_browser.py",
-    "test_sweep_views.py",
-    "test_figure_themes_browser.py",
+    "test_browser.py",
+    "test_fuzz_api.py",
     "test_medium_model.py",
+    "test_walkthrough_view.py",
+    "test_sweep_views.py",
     "test_phone_browser.py",
+    "test_figure_themes_browser.py",
     "test_corpus_views_browser.py",
-    "test_accessibility_browser.py",
+    "test_security.py",
 ]
 
 
