@@ -24,9 +24,11 @@ $(STAMP): $(RUN_STAMP) requirements-dev.txt requirements-hub.txt
 
 install: $(STAMP)
 
-## make test: lint (ruff, import contracts), then the whole suite (browser tests included)
+## make test: lint (ruff, import contracts), then the whole suite (browser tests included) in TEST_WORKERS processes
+## (pytest-xdist; each test module runs whole in one of them, the longest first); TEST_WORKERS=0 runs it in this one
+TEST_WORKERS ?= 2
 test: install lint
-	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
 
 lint: install
 	$(BIN)/ruff check .

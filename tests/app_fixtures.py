@@ -181,8 +181,19 @@ def free_port() -> int:
 
 @contextlib.contextmanager
 def serving(demo, **settings) -> Iterator[str]:
-    """Launch ``demo`` in this process on a free port with ``settings`` (launch arguments); yield its URL; close it."""
-    demo.launch(server_name="127.0.0.1", server_port=free_port(), prevent_thread_lock=True, quiet=True, **settings)
+    """Launch ``demo`` in this process on a free port with ``settings`` (launch arguments); yield its URL; close it.
+
+    Gradio's own check that the page answers is skipped (``_frontend=False``): it gives up after one HEAD request of
+    3 s, which a first render can take on a loaded 2-core runner (``make test`` runs two workers); the tests' own
+    requests wait longer, and fail if it never answers."""
+    demo.launch(
+        server_name="127.0.0.1",
+        server_port=free_port(),
+        prevent_thread_lock=True,
+        quiet=True,
+        _frontend=False,
+        **settings,
+    )
     try:
         yield demo.local_url
     finally:

@@ -117,6 +117,30 @@ def write_tsv(path: Path, rows: list[tuple], header: str = "sentence\tlabel") ->
     return path
 
 
+# The longest test modules, longest first (``pytest --durations=0`` on the 2-core runner). ``make test`` runs the
+# suite in two pytest-xdist workers, each module whole in one of them (``--dist loadfile``), in collection order: these
+# go first, so that no long one starts last while the other worker has nothing left to do.
+LONGEST_MODULES = [
+    "test_page_browser.py",
+    "test_browser.py",
+    "test_fuzz_api.py",
+    "test_medium_model.py",
+    "test_walkthrough_view.py",
+    "test_sweep_views.py",
+    "test_phone_browser.py",
+    "test_figure_themes_browser.py",
+    "test_corpus_views_browser.py",
+    "test_security.py",
+]
+
+
+def pytest_collection_modifyitems(config, items):
+    """In a pytest-xdist worker, ``LONGEST_MODULES`` first; the rest, and a run without workers, keep their order."""
+    if hasattr(config, "workerinput"):
+        rank = {name: i for i, name in enumerate(LONGEST_MODULES)}
+        items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # a stable sort
+
+
 @pytest.fixture(scope="session")
 def tiny_tokenizer():
     """A WordPiece tokenizer (about 300 entries) trained on ``TINY_CORPUS``."""

@@ -18,9 +18,10 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
+from conftest import without_artifact
 from gradio_client.exceptions import AppError
 
-from transformer.explorer import analysis, api, events, page, restore, runner, status, views
+from transformer.explorer import analysis, api, corpus, events, model_artifacts, page, restore, runner, status, views
 from transformer.explorer.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
 
@@ -503,7 +504,8 @@ def test_a_long_computation_that_fails_says_so_in_its_tab_alone(
     suite_test = next(iter(views.behaviour.suite()))
     values = {block: getattr(block, "value", None) for block in computing.inputs}
     values |= {block: suite_test for block in computing.inputs if block.elem_id == "behaviour-name"}
-    values |= {block: views.errors.RUN for block in computing.inputs if (block.elem_id or "").endswith("-needed")}
+    request = model_artifacts.run_request()  # what the tab's draw writes into its hidden box
+    values |= {block: request for block in computing.inputs if (block.elem_id or "").endswith("-needed")}
     with caplog.at_level(logging.ERROR, logger=events.__name__):
         drawn = computing.fn(values)
     said = drawn[failure]
@@ -513,6 +515,36 @@ def test_a_long_computation_that_fails_says_so_in_its_tab_alone(
     )
     (logged,) = caplog.records
     assert logged.exc_info and view in logged.getMessage() and "could not be read" in str(logged.exc_info[1])
+
+
+@pytest.mark.parametrize("view", ["errors", "behaviour"])
+def test_reopening_a_tab_whose_long_computation_failed_runs_it_again(app, tiny_data_dir, tmp_path, monkeypatch, view):
+    """The Errors and Behaviour tabs compute on first open, when their draw changes a hidden box to a run request.
+    Gradio fires a change only for a new value, so after a failure the next opening of the tab must write a value the
+    box does not hold, and that change must run the computation again (it used to wait for a page reload)."""
+    parts = page_parts(app)
+    artifact = {"errors": views.errors.ERRORS, "behaviour": views.behaviour.REPORT}[view]
+    builds = []
+
+    def broken(sha):
+        builds.append(sha)
+        raise ValueError("the corpus could not be read")
+
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))  # the Errors tab computes only with one
+    monkeypatch.setattr(artifact, "build", broken)
+    (computing,) = [fn for fn in app.demo.fns.values() if fn.name == "compute_and_show" and view in fn.fn.args]
+    (needed,) = [block for block in computing.inputs if block.elem_id == f"{view}-needed"]
+    drawing, failure = parts.drawings[view], parts.failures[view]
+    held = [needed.value]  # what the hidden box holds, opening after opening
+    with without_artifact(artifact, app.get_model()[0].folder, tmp_path / "cache", monkeypatch):
+        for attempt in (1, 2):
+            values = {block: block.value for block in drawing.inputs} | {parts.current_view: "attention"}
+            opened = parts.open_view(view, values)  # the tab selected again, from another tab
+            assert opened[needed] != held[-1], f"opening {attempt}: the box keeps {held[-1]!r}, so nothing runs"
+            held.append(opened[needed])
+            drawn = computing.fn({block: opened.get(block, block.value) for block in computing.inputs})
+            assert len(builds) == attempt and drawn[failure]["visible"]  # it ran, and failed in the tab
+            assert isinstance(drawn[needed], type(gr.skip()))  # the box keeps the request
 
 
 @pytest.mark.parametrize(

@@ -25,6 +25,7 @@ from transformer.behaviour.run import case_fails
 from transformer.behaviour.suite import Test as SuiteTest
 from transformer.explorer import artifacts, views
 from transformer.explorer.analysis import InputError
+from transformer.explorer.model_artifacts import RUN
 from transformer.explorer.views import behaviour as view
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
@@ -163,9 +164,9 @@ def test_a_model_without_behaviour_json_runs_the_suite_on_first_open_into_the_ca
     builds = counting_builds(monkeypatch)
     before = sorted(path.name for path in fresh_report.iterdir())
     summary, figures, rows, needed = view.show_behaviour(*ANY)
-    assert "running the suite" in summary and rows is None and needed == view.RUN and not builds  # the tab's draw
+    assert "running the suite" in summary and rows is None and needed.split()[0] == RUN and not builds  # the tab's draw
     assert view.compute_and_show("", *ANY) == (gr.skip(),) * 4  # the hidden box cleared: nothing runs
-    summary, figures, rows, needed = view.compute_and_show(view.RUN, *ANY)  # its change to RUN, with the bar
+    summary, figures, rows, needed = view.compute_and_show(needed, *ANY)  # its change to the request, with the bar
     assert len(builds) == 1 and needed == "" and rows and "Per capability" in figures
     assert f"{len(build_suite())} tests" in summary
     assert sorted(path.name for path in fresh_report.iterdir()) == before  # nothing written next to the model
@@ -174,7 +175,7 @@ def test_a_model_without_behaviour_json_runs_the_suite_on_first_open_into_the_ca
     assert cached.parent == Path(os.environ[artifacts.CACHE_VARIABLE]) / sha
     a_new_process()
     assert view.REPORT.current() == json.loads(cached.read_text(encoding="utf-8"))  # a restart reads the cache
-    view.compute_and_show(view.RUN, *ANY)
+    view.compute_and_show(RUN, *ANY)
     assert view.show_behaviour(*ANY)[3] == "" and len(builds) == 1  # computed once
 
 
@@ -183,7 +184,7 @@ def test_a_stale_behaviour_json_is_ignored_and_a_current_one_is_read_first(fresh
     sha = artifacts.model_hash(fresh_report)
     stale = {"model_sha256": "0" * 64, "tests": [], "capabilities": [], "failures": [], "parts": []}
     artifacts.write_artifact(fresh_report, artifacts.BEHAVIOUR_FILE, stale)
-    assert view.REPORT.current() is None and view.show_behaviour(*ANY)[3] == view.RUN
+    assert view.REPORT.current() is None and view.show_behaviour(*ANY)[3].split()[0] == RUN
     computed = view.behaviour()  # the endpoint runs the suite when there is no report
     assert computed["model_sha256"] == sha and len(builds) == 1
     bundled = {**view.REPORT.current(), "texts": 7}  # what the artifacts command writes next to the model
@@ -207,7 +208,7 @@ def test_the_endpoint_answers_with_the_figures_and_the_filtered_cases(fresh_repo
 
 
 def test_the_live_control_runs_one_test_and_the_page_then_uses_its_figures(fresh_report):
-    view.compute_and_show(view.RUN, *ANY)
+    view.compute_and_show(RUN, *ANY)
     worst = max(view.REPORT.current()["tests"], key=lambda row: row["failed"])  # the tiny model's worst test
     name, full = f"{worst['part']} / {worst['capability']}: {worst['test']}", f"{worst['capability']}: {worst['test']}"
     said, part, capability, test, summary, _, rows, _, live = view.run_and_show(name, "", SORTS[0], None)

@@ -122,7 +122,7 @@ def test_missing_model_is_one_line_error(tmp_path):
     ("name", "content", "message"),
     [
         ("missing.tsv", None, "missing.tsv"),
-        ("bad-header.tsv.gz", gzip.compress(b"review\tlabel\ngood\t1\n"), "header"),
+        ("bad-header.tsv.gz", gzip.compress(b"review\tlabel\ngood\t1\n", mtime=0), "header"),
         ("not-gzip.tsv.gz", b"text\tlabel\ngood\t1\n", "cannot be read"),
         ("bad-label.tsv", b"text\tlabel\ngood\t1\nbad\tneg\n", ":3: label 'neg'"),
     ],

@@ -3,13 +3,14 @@ cache folder, else computed once in this process and written to the cache folder
 
 A ``ModelArtifact`` is one file of them (the head atlas, the behaviour report, the faithfulness means).
 One computation runs at a time: a request that comes meanwhile waits for it and gets its result.
-A tab that computes its artifact on first open (Behaviour, Errors) draws ``RUN`` into a hidden box of its own, whose
-change runs ``compute_then_draw`` with a progress bar.
+A tab that computes its artifact on first open (Behaviour, Errors) draws a new ``run_request`` into a hidden box of its
+own, whose change runs ``compute_then_draw`` with a progress bar; after a failure, the tab's next draw runs it again.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -19,7 +20,7 @@ import gradio as gr
 from ..loading import INDEX_FILE
 from . import artifacts, corpus, runner
 
-RUN = "run"  # a tab's hidden box's value that computes its artifact, with a progress bar
+RUN = "run"  # how a tab's hidden box's value that computes its artifact begins (``run_request``)
 COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"  # writes them next to a model
 
 
@@ -83,10 +84,23 @@ class ModelArtifact:
         model_identity.cache_clear()
 
 
+_requests = itertools.count(1)
+
+
+def run_request() -> str:
+    """A value for a tab's hidden box that computes its artifact: ``RUN`` and a number no draw wrote before.
+
+    Gradio fires a change only for a new value, so a box still holding the request of a computation that failed
+    would never run it again; a new one each time makes the tab's next draw (reopened, a filter changed) retry it.
+    """
+    return f"{RUN} {next(_requests)}"
+
+
 def compute_then_draw(artifact: ModelArtifact, needed: str, draw: Callable[..., tuple], inputs: tuple, outputs: int):
-    """A tab's hidden box changed to ``needed``: at ``RUN``, compute ``artifact`` (only if there is none yet), then
-    return ``draw(*inputs)``; any other change (the draw clearing the box) leaves the ``outputs`` drawn as they are."""
-    if needed != RUN:
+    """A tab's hidden box changed to ``needed``: at a ``run_request``, compute ``artifact`` (only if there is none
+    yet), then return ``draw(*inputs)``; any other change (the draw clearing the box) leaves the ``outputs`` drawn as
+    they are."""
+    if not isinstance(needed, str) or needed.split(" ")[0] != RUN:
         return (gr.skip(),) * outputs
     artifact.compute()
     return draw(*inputs)

@@ -22,7 +22,7 @@ from .. import artifacts, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
 from ..markup import table
-from ..model_artifacts import RUN, ModelArtifact, compute_then_draw, model_identity
+from ..model_artifacts import ModelArtifact, compute_then_draw, model_identity, run_request
 from ..registry import Drawing, Page, View
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -190,10 +190,11 @@ def behaviour_summary(
 
 
 def show_behaviour(part, capability, test, search, order, live) -> tuple:
-    """(summary, figures, table rows, the hidden box): no report yet sets the box to ``RUN``, which runs the suite."""
+    """(summary, figures, table rows, the hidden box): no report yet sets the box to a new ``run_request``,
+    which runs the suite."""
     report = REPORT.current()
     if report is None:
-        return behaviour_summary(None), "", None, RUN
+        return behaviour_summary(None), "", None, run_request()
     report = with_live(report, live)
     with runner.clear_errors("Cannot filter the cases"):
         cases = picked_cases(report, part, capability, test, search or "", order)
@@ -202,8 +203,8 @@ def show_behaviour(part, capability, test, search, order, live) -> tuple:
 
 
 def compute_and_show(needed, part, capability, test, search, order, live):
-    """The hidden box's change to ``RUN``: run the suite (only if there is no report yet; the page draws its tqdm
-    bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
+    """The hidden box's change to a ``run_request``: run the suite (only if there is no report yet; the page draws
+    its tqdm bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
     return compute_then_draw(REPORT, needed, show_behaviour, (part, capability, test, search, order, live), 4)
 
 

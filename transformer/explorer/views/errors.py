@@ -19,7 +19,7 @@ import gradio as gr
 from .. import artifacts, corpus, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
-from ..model_artifacts import COMMAND, RUN, ModelArtifact, compute_then_draw, data_folder_for
+from ..model_artifacts import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request
 from ..registry import Drawing, Page, View
 
 ALL = "all"
@@ -92,11 +92,11 @@ def errors_summary(data: dict | None, matching: int | None = None, computing: bo
 
 def show_errors(set_name: str, label: str, search: str) -> tuple:
     """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
-    at hand sets the box to ``RUN``, which computes it; the choices keep the value chosen."""
+    at hand sets the box to a new ``run_request``, which computes it; the choices keep the value chosen."""
     data = ERRORS.current()
     if data is None:
         computing = corpus.has_dev_sets(corpus.data_dir())
-        return errors_summary(None, computing=computing), None, gr.skip(), gr.skip(), RUN if computing else ""
+        return errors_summary(None, computing=computing), None, gr.skip(), gr.skip(), run_request() if computing else ""
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
     rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]
@@ -105,8 +105,8 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
 
 
 def compute_and_show(needed, set_name, label, search):
-    """The hidden box's change to ``RUN``: compute the list (only if there is none yet; the page draws its tqdm bar
-    as a progress bar), then draw. Any other change (its clearing) draws nothing."""
+    """The hidden box's change to a ``run_request``: compute the list (only if there is none yet; the page draws its
+    tqdm bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
     return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search), 5)
 
 
