@@ -6,6 +6,7 @@ read (``explain.budget``); a medium random BERT (4 × 8 × 256) runs the views."
 
 import copy
 import dataclasses
+import math
 import random
 from types import SimpleNamespace
 
@@ -76,6 +77,12 @@ def test_a_distilbert_base_gets_the_most_steps_and_heads_that_fit_half_the_cap(t
         assert seconds_of(model, 1 + every, tokens) <= seconds
     elif heads > MIN_HEADS_RANKED:  # the heads' passes and the picking pass (about three rows) fit; one more would not
         assert seconds_of(model, heads + 4, tokens) <= seconds < seconds_of(model, heads + 5 + 1, tokens)
+
+
+def test_no_cap_gives_the_full_defaults():
+    """``runner.JOB_SECONDS`` may be ``math.inf`` (``benchmarks/real_size.py`` sets it so)."""
+    assert ig_steps(DISTILBERT_BASE, 512, math.inf) == DEFAULT_IG_STEPS
+    assert heads_ranked(DISTILBERT_BASE, 512, math.inf) == 72
 
 
 def test_the_defaults_fall_with_the_length_and_at_128_tokens_are_below_the_bundled_models():

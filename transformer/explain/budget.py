@@ -13,6 +13,7 @@ unchanged; a DistilBERT-base gets fewer steps and ranks fewer heads, within the 
 """
 
 import math
+import sys
 
 from .attribution import DEFAULT_IG_STEPS
 
@@ -30,8 +31,10 @@ def row_flops(model, tokens: int, backward: bool = False) -> float:
 
 
 def affordable_rows(model, tokens: int, seconds: float, backward: bool = False) -> int:
-    """How many rows of ``tokens`` tokens ``seconds`` of ``FLOPS_PER_SECOND`` pay for (0 when not even one)."""
-    return math.floor(seconds * FLOPS_PER_SECOND / row_flops(model, tokens, backward))
+    """How many rows of ``tokens`` tokens ``seconds`` of ``FLOPS_PER_SECOND`` pay for (0 when not even one; with no
+    limit, ``math.inf`` seconds, ``sys.maxsize``)."""
+    rows = seconds * FLOPS_PER_SECOND / row_flops(model, tokens, backward)
+    return math.floor(rows) if math.isfinite(rows) else sys.maxsize
 
 
 def ig_steps(model, tokens: int, seconds: float) -> int:
