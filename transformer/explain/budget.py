@@ -5,11 +5,13 @@ Shape letters: L = layers, H = heads, N = tokens, D = d_model, F = the feed-forw
 ``batching`` does).
 
 One row of N tokens costs about 2·L·(N·(4D² + 2DF) + 2N²D) floating-point operations forward (the four
-projections, the feed-forward and the two attention products, two operations a multiply-add), and three times that
-forward and backward. ``FLOPS_PER_SECOND`` is the rate one thread of this project's 2-core machine keeps up on a
-DistilBERT-base (``benchmarks/real_size.py``: Integrated Gradients' 34 rows at 128 tokens, 1.14 TFLOP by this count,
-in 12 s of CPU, 95 GFLOP/s), taken lower. On the bundled model every default is its own maximum, so its answers are
-unchanged; a DistilBERT-base gets fewer steps and ranks fewer heads, within the seconds its caller allows.
+projections, the feed-forward and the two attention products, two operations a multiply-add), and forward and
+backward takes ``BACKWARD_COST`` times a forward's time. Both constants are measured on one thread of this
+project's 2-core machine on a DistilBERT-base at 128 tokens (``benchmarks/real_size.py``'s floors, CPU time): 73
+forward rows, 817 GFLOP by this count, in 12.7 s (64 GFLOP/s, taken lower: ``FLOPS_PER_SECOND``); 34 forward and
+backward rows in 10.4 s, 1.75 times a forward row's time. On the bundled model every default is its own maximum, so
+its answers are unchanged; a DistilBERT-base gets fewer steps and ranks fewer heads, within the seconds its caller
+allows.
 """
 
 import math
@@ -17,17 +19,18 @@ import sys
 
 from .attribution import DEFAULT_IG_STEPS
 
-FLOPS_PER_SECOND = 80e9
+FLOPS_PER_SECOND = 60e9
+BACKWARD_COST = 2
 MIN_IG_STEPS = 4  # the Attributions slider's least and its step: a default is a multiple of it
 MIN_HEADS_RANKED = 12  # a DistilBERT-base's one layer: fewer ranks too little to read
 
 
 def row_flops(model, tokens: int, backward: bool = False) -> float:
-    """Estimated floating-point operations of one row of ``tokens`` tokens through ``model``, forward (and backward
-    with ``backward``)."""
+    """Estimated floating-point operations of one row of ``tokens`` tokens through ``model``, forward; with
+    ``backward``, the forward's that take as long as forward and backward (``BACKWARD_COST`` times as many)."""
     n, d, f = tokens, model.d_model, 4 * model.d_model
     forward = 2 * model.num_layers * (n * (4 * d * d + 2 * d * f) + 2 * n * n * d)
-    return 3 * forward if backward else forward
+    return BACKWARD_COST * forward if backward else forward
 
 
 def affordable_rows(model, tokens: int, seconds: float, backward: bool = False) -> int:
@@ -50,7 +53,7 @@ def heads_ranked(model, tokens: int, seconds: float) -> int:
     1 + L·H forward rows fit in ``seconds``, else as many as fit after the one forward and backward row that picks
     them (``knockout.head_importance``), at least ``MIN_HEADS_RANKED`` (or every head, when fewer)."""
     every = model.num_layers * model.num_heads
-    rows = affordable_rows(model, tokens, seconds)
+    rows = affordable_rows(model, tokens, seconds)  # one knocked-out head a row
     if rows >= 1 + every:
         return every
-    return min(every, max(MIN_HEADS_RANKED, rows - 1 - 3))  # the picking pass costs about 3 forward rows
+    return min(every, max(MIN_HEADS_RANKED, rows - BACKWARD_COST))  # the picking pass: a forward and backward row

@@ -55,7 +55,7 @@ CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE"
 CACHE_NAME = "attention-explorer"  # under $XDG_CACHE_HOME, else ~/.cache
 # The atlas's default sample: the most sentences (a multiple of SENTENCES_STEP, at least MIN_SENTENCES, at most the
 # reference corpus's 2,000) whose passes ``explain.budget`` estimates at CORPUS_SECONDS or less: 2,000 on the bundled
-# model, a few hundred on a DistilBERT-base.
+# model, 200 on a DistilBERT-base.
 CORPUS_SECONDS = 600.0
 MIN_SENTENCES = 100
 SENTENCES_STEP = 50

@@ -176,7 +176,7 @@ def head_importance(text: str) -> dict:
     """For each head alone, how far the predicted class's probability drops when it is switched off.
     Layers and heads count from 1 and token positions from 0, in every argument and answer. Every head is knocked out
     on a model whose 1 + L·H passes fit in half the job cap (the bundled model's; a DistilBERT-base's up to about
-    60 tokens); on a bigger one, the heads a gradient estimate (|dP/d head mask|) says matter most, as many as fit,
+    45 tokens); on a bigger one, the heads a gradient estimate (|dP/d head mask|) says matter most, as many as fit,
     and the rest are null.
 
     Args:
