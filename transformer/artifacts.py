@@ -2,10 +2,10 @@
 next to it (built by ``explorer.artifacts``).
 
 The head atlas and the faithfulness means cover the reference corpus (SST-2 dev and a fixed sample of the
-other dev sets, 2,000 sentences); the error list, every bundled dev set; the behaviour report, both parts of
-the behavioural suite (``transformer.behaviour``, no data needed). All four carry the sha256 of
-``model.safetensors``. Example
-(``make artifacts`` runs it on the bundled model)::
+other dev sets, 2,000 sentences, or fewer for a big model: ``explorer.artifacts.atlas_sentences``); the error
+list, every bundled dev set; the behaviour report, both parts of the behavioural suite (``transformer.behaviour``,
+no data needed). All four carry the sha256 of ``model.safetensors``. Example (``make artifacts`` runs it on the
+bundled model)::
 
     python -m transformer.artifacts --model assets/model --data-dir ../shared/data
 """
@@ -26,6 +26,7 @@ from .explorer.artifacts import (
     BEHAVIOUR_FILE,
     ERRORS_FILE,
     FAITHFULNESS_FILE,
+    atlas_sentences,
     build_atlas,
     build_behaviour,
     build_errors,
@@ -50,10 +51,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--sentences",
         type=int,
-        default=corpus.REFERENCE_SIZE,
-        help="reference corpus size (default 2000: SST-2 dev, then a fixed sample)",
+        help="reference corpus size (default: 2000, SST-2 dev then a fixed sample, or fewer for a big model: as many "
+        "as 10 minutes of the atlas's passes allow by the model's size, at least 100)",
     )
-    parser.add_argument("--batch-size", type=int, default=64, help="sentences per forward pass (default 64)")
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="the atlas's sentences per batch (default 64, or fewer for a big model: one pass of their knockouts)",
+    )
     parser.add_argument(
         "--ig-steps",
         type=int,
@@ -70,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit(f"error: {error}")
     sha = model_hash(args.model)
     start = time.perf_counter()
-    rows = corpus.reference_corpus(sets, args.sentences)
+    size = args.sentences or atlas_sentences(loaded.model, loaded.tokenizer, sets)
+    rows = corpus.reference_corpus(sets, size)
     data = build_atlas(loaded.model, loaded.tokenizer, rows, sha, args.batch_size)
     path = write_artifact(args.model, ATLAS_FILE, data)
     print(f"{path}: {data['sentences']} sentences, {time.perf_counter() - start:.1f} s")

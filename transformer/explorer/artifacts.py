@@ -35,10 +35,12 @@ from ..behaviour.report import build_report
 from ..behaviour.suite import Test
 from ..explain import atlas
 from ..explain.attribution import DEFAULT_IG_STEPS
+from ..explain.batching import rows_per_pass
+from ..explain.budget import FLOPS_PER_SECOND, row_flops
 from ..explain.corpus_faithfulness import corpus_faithfulness
 from ..explain.faithfulness import PERCENTS, RANDOM_SEEDS
 from ..loading import INDEX_FILE, shard_names
-from .corpus import Row
+from .corpus import REFERENCE_SIZE, Row, reference_corpus
 from .inputs import numbered_heads
 
 ATLAS_FILE = "head_atlas.json"
@@ -51,6 +53,49 @@ DECIMALS = 4
 TOP_TOKENS = 5
 CACHE_VARIABLE = "ATTENTION_EXPLORER_CACHE"
 CACHE_NAME = "attention-explorer"  # under $XDG_CACHE_HOME, else ~/.cache
+# The atlas's default sample: the most sentences (a multiple of SENTENCES_STEP, at least MIN_SENTENCES, at most the
+# reference corpus's 2,000) whose passes ``explain.budget`` estimates at CORPUS_SECONDS or less: 2,000 on the bundled
+# model, 200 on a DistilBERT-base.
+CORPUS_SECONDS = 600.0
+MIN_SENTENCES = 100
+SENTENCES_STEP = 50
+ATLAS_BATCH = 64  # sentences per atlas batch, the most
+TIMED_SENTENCES = 16  # the sentences of the one pass ``measured_seconds`` times
+
+
+def atlas_rows(model) -> int:
+    """The rows the atlas runs per sentence: one pass with its attentions, then 1 + L·H knockout copies."""
+    return 2 + model.num_layers * model.num_heads
+
+
+def nominal_seconds(model, ids: list[list[int]], rows_per_text: int) -> float:
+    """``rows_per_text`` forward rows of each of ``ids``, in seconds at ``explain.budget.FLOPS_PER_SECOND``."""
+    return rows_per_text * sum(row_flops(model, len(sentence)) for sentence in ids) / FLOPS_PER_SECOND
+
+
+@torch.no_grad()
+def measured_seconds(model, ids: list[list[int]], rows_per_text: int) -> float:
+    """About how long ``rows_per_text`` forward rows of each of ``ids`` take on this machine now: one pass over the
+    ``TIMED_SENTENCES`` middle sentences by length, timed, its seconds per operation (``explain.budget.row_flops``)
+    times the operations of them all."""
+    by_length = sorted(ids, key=len)
+    middle = max(0, len(by_length) // 2 - TIMED_SENTENCES // 2)
+    _, batch, mask = next(atlas.batches(by_length[middle : middle + TIMED_SENTENCES], TIMED_SENTENCES))  # (B, N)
+    device = next(model.parameters()).device
+    batch, mask = batch.to(device), mask.to(device)
+    start = time.perf_counter()
+    model(batch, mask)
+    per_flop = (time.perf_counter() - start) / (len(batch) * row_flops(model, batch.size(1)))
+    return nominal_seconds(model, ids, rows_per_text) * FLOPS_PER_SECOND * per_flop
+
+
+def atlas_sentences(model, tokenizer, sets: dict[str, list[Row]], seconds: float = CORPUS_SECONDS) -> int:
+    """The atlas's default sample size for ``model``: the largest (``CORPUS_SECONDS``) whose sample's passes fit."""
+    for size in range(REFERENCE_SIZE, MIN_SENTENCES, -SENTENCES_STEP):
+        _, ids = encode(tokenizer, reference_corpus(sets, size), model.max_len)
+        if nominal_seconds(model, ids, atlas_rows(model)) <= seconds:
+            return size
+    return MIN_SENTENCES
 
 
 def model_hash(folder: Path) -> str:
@@ -93,10 +138,20 @@ def _bar(desc: str) -> Callable[[Iterable], Iterable]:
     return functools.partial(tqdm, desc=desc, unit="batch", leave=False)
 
 
-def build_atlas(model, tokenizer, rows: list[Row], model_sha256: str, batch_size: int = 64) -> dict:
-    """The head atlas over ``rows`` as JSON-ready data (layers and heads from 1), with tqdm progress bars."""
+def atlas_batch_size(model, ids: list[list[int]]) -> int:
+    """Sentences per atlas batch: ``ATLAS_BATCH`` (64), or as many as one pass of their 1 + L·H knockout copies holds
+    (``batching.rows_per_pass`` at the longest sentence), so a big model's progress bar moves every pass: 5 on a
+    DistilBERT-base at 32 tokens."""
+    most = rows_per_pass(model, max(map(len, ids)), backward=False) // (atlas_rows(model) - 1)
+    return min(ATLAS_BATCH, max(1, most))
+
+
+def build_atlas(model, tokenizer, rows: list[Row], model_sha256: str, batch_size: int | None = None) -> dict:
+    """The head atlas over ``rows`` as JSON-ready data (layers and heads from 1), with tqdm progress bars, in batches
+    of ``batch_size`` sentences (default ``atlas_batch_size``)."""
     start = time.perf_counter()
     rows, ids = encode(tokenizer, rows, model.max_len)
+    batch_size = batch_size or atlas_batch_size(model, ids)
     behaviour = atlas.head_behaviour(model, ids, punctuation_ids(tokenizer), batch_size, _bar("atlas: attention"))
     importance = atlas.corpus_importance(model, ids, [row.label for row in rows], batch_size, _bar("atlas: knockout"))
     heads = []

@@ -71,10 +71,13 @@ def dev_sets(folder: Path) -> dict[str, list[Row]]:
 
 
 def reference_corpus(sets: dict[str, list[Row]], size: int = REFERENCE_SIZE, seed: int = REFERENCE_SEED) -> list[Row]:
-    """The atlas's corpus: all of SST-2 dev, then a fixed sample of the other sets, equal shares, ``size`` in all."""
+    """The atlas's corpus: all of SST-2 dev, then a fixed sample of the other sets, equal shares, ``size`` in all; a
+    ``size`` below SST-2 dev's, a fixed sample of it alone (in file order)."""
+    rng = random.Random(seed)
+    if size < len(sets[REFERENCE_SET]):
+        return [sets[REFERENCE_SET][i] for i in sorted(rng.sample(range(len(sets[REFERENCE_SET])), size))]
     corpus = list(sets[REFERENCE_SET])
     others = [name for name in sets if name != REFERENCE_SET]
-    rng = random.Random(seed)
     left = max(0, size - len(corpus))
     for i, name in enumerate(others):
         share = left // len(others) + (1 if i < left % len(others) else 0)

@@ -10,6 +10,7 @@ own, whose change runs ``compute_then_draw`` with a progress bar; after a failur
 from __future__ import annotations
 
 import functools
+import html
 import itertools
 import threading
 from collections.abc import Callable
@@ -21,6 +22,9 @@ from ..loading import INDEX_FILE
 from . import artifacts, corpus, runner
 
 RUN = "run"  # how a tab's hidden box's value that computes its artifact begins (``run_request``)
+# A computation the model's size puts above this many seconds (``artifacts.nominal_seconds``) says how long it will
+# take, measured here, before it starts: a DistilBERT-base's atlas, errors and behaviour, never the bundled model's.
+SAY_TIME_AFTER_SECONDS = 60.0
 COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"  # writes them next to a model
 
 
@@ -94,6 +98,32 @@ def run_request() -> str:
     would never run it again; a new one each time makes the tab's next draw (reopened, a filter changed) retry it.
     """
     return f"{RUN} {next(_requests)}"
+
+
+def duration(seconds: float) -> str:
+    """``seconds`` as a person reads a wait: "40 s", "3 min", "1.5 h"."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    if seconds < 90 * 60:
+        return f"{round(seconds / 60)} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+def time_note(what: str, texts: list[str], rows_per_text: int = 1) -> str:
+    """How long computing ``what`` (``rows_per_text`` forward rows of each of ``texts``) will take with the loaded
+    model, as one HTML paragraph; "" when its size puts it under ``SAY_TIME_AFTER_SECONDS``. The time is measured:
+    one pass timed now (``artifacts.measured_seconds``), so a busy machine says more."""
+    loaded = runner.get_model()[0]
+    encodings = loaded.tokenizer.encode_batch(texts)
+    ids = [encoding.ids[: loaded.model.max_len] for encoding in encodings if encoding.ids]  # as ``artifacts.encode``
+    if artifacts.nominal_seconds(loaded.model, ids, rows_per_text) <= SAY_TIME_AFTER_SECONDS:
+        return ""
+    seconds = artifacts.measured_seconds(loaded.model, ids, rows_per_text)
+    return (
+        f"<p><b>This model is large: {html.escape(what)} takes about {duration(seconds)} here</b> ({len(texts):,} "
+        f"texts, {rows_per_text * len(texts):,} rows through the model, timed from one pass now); a progress bar "
+        f"follows it. <code>{html.escape(COMMAND)}</code> computes it ahead, next to the model.</p>"
+    )
 
 
 def compute_then_draw(artifact: ModelArtifact, needed: str, draw: Callable[..., tuple], inputs: tuple, outputs: int):

@@ -40,6 +40,7 @@ API_DECIMALS = 6  # the explanation endpoints round their numbers to this many d
 JOB_SECONDS = float(os.environ.get("JOB_SECONDS", "10"))
 if not JOB_SECONDS > 0:
     raise ValueError(f"JOB_SECONDS must be a number of seconds above 0, not {os.environ['JOB_SECONDS']!r}")
+DEFAULT_SHARE = 0.5  # a default scaled to the model (``explain.budget``) asks for at most this share of the cap
 clock = time.monotonic
 # The running view job's deadline, in its context: a pass that a job runs on another thread (``batching.in_parallel``)
 # is given a copy of the context, so it stops too.
@@ -58,6 +59,12 @@ def check_deadline(module, args) -> None:
             f"This took longer than {JOB_SECONDS:g} s, the most one job may run here, and was stopped: "
             "the server is busy, or the job is large (fewer steps or a shorter text run faster)."
         )
+
+
+def default_seconds() -> float:
+    """The seconds a view's default settings may ask for by ``explain.budget``'s estimate: ``DEFAULT_SHARE`` of
+    ``JOB_SECONDS``, the rest left for a slower or busier machine."""
+    return DEFAULT_SHARE * JOB_SECONDS
 
 
 @contextlib.contextmanager

@@ -17,7 +17,8 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from ..explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
+from ..explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
+from ..explain.budget import ig_steps
 from . import runner
 from .analysis import Analysis, sentence_ids
 from .attribution_figures import attribution_figure, attribution_html
@@ -43,10 +44,12 @@ class Attributions:
     integrated_gradients: IntegratedGradients
 
 
-def attributions_of(model, tokenizer, result: Analysis, steps: int = DEFAULT_IG_STEPS) -> Attributions:
-    """``model``'s attributions of ``result`` (its own analysis) for its predicted class, [PAD] as IG's baseline."""
+def attributions_of(model, tokenizer, result: Analysis, steps: int | None = None) -> Attributions:
+    """``model``'s attributions of ``result`` (its own analysis) for its predicted class, [PAD] as IG's baseline;
+    ``steps`` by default as many as half the job cap pays for on this model (``explain.budget.ig_steps``)."""
     target = class_index(PREDICTED, result)
     ids = sentence_ids(model, result)  # (1, N)
+    steps = ig_steps(model, ids.size(1), runner.default_seconds()) if steps is None else steps
     return Attributions(
         target_label=result.label_names[target],
         gradient_x_input=gradient_x_input(model, ids, target).cpu(),

@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 import torch
 
 from ...explain.agreement import METHODS, Agreement, agreement_of
-from ...explain.attribution import DEFAULT_IG_STEPS, IntegratedGradients, gradient_x_input, integrated_gradients
+from ...explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
+from ...explain.budget import ig_steps
 from ...explain.faithfulness import MODES, Faithfulness, Verdict, faithfulness_by_mode, most_faithful
 from .. import artifacts, runner
 from ..analysis import Analysis, InputError, model_attentions, sentence_ids
@@ -28,6 +29,7 @@ from ..registry import Drawing, Page, View
 from ..token_spans import text_pieces
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
+SLIDER_TOKENS = 128  # the page's steps slider starts at the default for a sentence this long (or max_len)
 BASELINES = ("pad", "zero")
 CORPUS = ModelArtifact(
     artifacts.FAITHFULNESS_FILE
@@ -52,8 +54,14 @@ class AttributionView:
     agreement: Agreement
 
 
+def default_steps(model, tokens: int) -> int:
+    """Integrated Gradients' default steps for a ``tokens``-token sentence on ``model``: as many as half the job cap
+    pays for (``explain.budget.ig_steps``), 32 on the bundled model."""
+    return ig_steps(model, tokens, runner.default_seconds())
+
+
 def attribution_view(
-    model, tokenizer, result: Analysis, target: str | None = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline="pad"
+    model, tokenizer, result: Analysis, target: str | None = PREDICTED, steps: int | None = None, baseline="pad"
 ) -> AttributionView:
     """Gradient × input and Integrated Gradients for ``target`` (a class name), and the methods' agreement.
 
@@ -61,10 +69,11 @@ def attribution_view(
         model, tokenizer: the explorer's model (the tokenizer is not needed here).
         result: the analyzed sentence.
         target: a class name, or ``PREDICTED``.
-        steps: Integrated Gradients steps, 1 to ``MAX_IG_STEPS``.
+        steps: Integrated Gradients steps, 1 to ``MAX_IG_STEPS``; None for ``default_steps``.
         baseline: "pad" or "zero" (see ``integrated_gradients``).
     """
     index = class_index(target, result)
+    steps = default_steps(model, len(result.tokens)) if steps is None else steps
     steps = whole_number(steps, "Integrated Gradients steps", 1, MAX_IG_STEPS)
     if baseline not in BASELINES:
         raise InputError(f"The baseline is one of {', '.join(BASELINES)}; got {shown(baseline)}.")
@@ -122,7 +131,7 @@ def attribution_tab(
     tokenizer,
     result: Analysis,
     target: str | None = PREDICTED,
-    steps: int = DEFAULT_IG_STEPS,
+    steps: int | None = None,
     baseline: str = "pad",
     removal: str = "pad",
 ) -> AttributionTab:
@@ -230,7 +239,7 @@ def attribution_panel(view: AttributionView) -> tuple[str, str, str, go.Figure, 
         f"Integrated Gradients baseline: {baseline}, same positions. With {ig.steps} steps the attributions sum to "
         f"{difference + ig.completeness_error:.4f} and f(input) − f(baseline) = {difference:.4f}: "
         f"completeness error {ig.relative_completeness_error:.2%}, {verdict} the 5% tolerance"
-        f"{'' if ig.complete else ' (use more steps)'}.</p>"
+        f"{'' if ig.complete else f' (use more steps: try {min(2 * ig.steps, MAX_IG_STEPS)})'}.</p>"
     )
     scores = torch.stack([view.gradient_x_input, ig.attributions])  # (2, N)
     return (
@@ -267,14 +276,16 @@ def show_attributions(
     return (*attribution_panel(tab.attributions), *faithful, kept)
 
 
-def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STEPS, baseline: str = "pad") -> dict:
+def attributions(text: str, target: str = PREDICTED, steps: int | None = None, baseline: str = "pad") -> dict:
     """Gradient × input and Integrated Gradients for a target class, and how far four methods agree.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to explain.
         target: a class name, or "predicted" (the class the model predicts).
-        steps: Integrated Gradients steps (1-128).
+        steps: Integrated Gradients steps (1-128); none for the model's default: 32 where they fit in half the job
+            cap (the bundled model), fewer on a big model (a DistilBERT-base at 128 tokens: 8). "complete" says
+            whether they were enough.
         baseline: "pad" (every token [PAD], same positions) or "zero" (all-zero token embeddings).
 
     Returns:
@@ -287,7 +298,7 @@ def attributions(text: str, target: str = PREDICTED, steps: int = DEFAULT_IG_STE
 
 
 def faithfulness(
-    text: str, target: str = PREDICTED, mode: str = "pad", steps: int = DEFAULT_IG_STEPS, baseline: str = "pad"
+    text: str, target: str = PREDICTED, mode: str = "pad", steps: int | None = None, baseline: str = "pad"
 ) -> dict:
     """How faithful four explanation methods are by erasure (ERASER): remove each one's top tokens and see
     how far the target class's probability falls. Layers and heads count from 1 and token positions from 0,
@@ -297,7 +308,7 @@ def faithfulness(
         text: the text to explain.
         target: a class name, or "predicted" (the class the model predicts).
         mode: "pad" (a removed token is replaced by [PAD], same length) or "delete" (it is deleted).
-        steps: Integrated Gradients steps (1-128), for its scores.
+        steps: Integrated Gradients steps (1-128), for its scores; none for the model's default (as /attributions).
         baseline: Integrated Gradients' baseline, "pad" or "zero".
 
     Returns:
@@ -329,7 +340,12 @@ def layout(page: Page) -> Drawing:
             label="Target class",
         )
         steps = gr.Slider(
-            4, MAX_IG_STEPS, value=DEFAULT_IG_STEPS, step=4, label="Integrated Gradients steps", elem_id="ig-steps"
+            4,
+            MAX_IG_STEPS,
+            value=default_steps(page.model, min(page.model.max_len, SLIDER_TOKENS)),
+            step=4,
+            label="Integrated Gradients steps",
+            elem_id="ig-steps",
         )
         baseline = gr.Radio([("[PAD] tokens", "pad"), ("zero embeddings", "zero")], value="pad", label="Baseline")
         removal = gr.Radio(

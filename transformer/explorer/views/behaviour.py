@@ -22,7 +22,7 @@ from .. import artifacts, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
 from ..markup import table
-from ..model_artifacts import ModelArtifact, compute_then_draw, model_identity, run_request
+from ..model_artifacts import ModelArtifact, compute_then_draw, model_identity, run_request, time_note
 from ..registry import Drawing, Page, View
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -38,6 +38,11 @@ _last_rows: list[tuple[dict, dict] | None] = [None]  # the report drawn last and
 def suite() -> dict[str, object]:
     """Every test of the suite by its full name ("part / capability: test"), in the suite's order."""
     return {f"{test.part} / {test.capability}: {test.name}": test for test in build_suite()}
+
+
+def suite_texts() -> list[str]:
+    """Every text the whole suite reads, each once."""
+    return list(dict.fromkeys(text for test in suite().values() for case in test.cases for text in case))
 
 
 def build_behaviour(sha: str) -> dict:
@@ -176,7 +181,10 @@ def behaviour_summary(
 ) -> str:
     """Where the figures come from, how many cases fail, how many match the filters; or that the suite runs now."""
     if report is None:
-        return "<p>No behaviour report for this model yet: running the suite on it now (a few seconds).</p>"
+        note = time_note("the behavioural suite", suite_texts())
+        return "<p>No behaviour report for this model yet: running the suite on it now" + (
+            ".</p>" + note if note else " (a few seconds).</p>"
+        )
     failed = sum(row["failed"] for row in report["tests"])
     cases = sum(row["cases"] for row in report["tests"])
     runs = f" Run live here: {html.escape(', '.join(live))}." if live else ""

@@ -19,7 +19,7 @@ import gradio as gr
 from .. import artifacts, corpus, runner, scripts
 from ..analysis import InputError
 from ..inputs import shown, whole_number
-from ..model_artifacts import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request
+from ..model_artifacts import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request, time_note
 from ..registry import Drawing, Page, View
 
 ALL = "all"
@@ -39,6 +39,11 @@ def build_errors(sha: str) -> dict:
     data_dir = data_folder_for("the errors", "them")
     loaded, _ = runner.get_model()
     return artifacts.build_errors(loaded.model, loaded.tokenizer, corpus.dev_sets(data_dir), sha)
+
+
+def dev_texts() -> list[str]:
+    """Every dev set's texts, which the error list reads."""
+    return [row.text for rows in corpus.dev_sets(corpus.data_dir()).values() for row in rows]
 
 
 ERRORS = ModelArtifact(artifacts.ERRORS_FILE, build_errors)  # errors.json, else the cache's, else computed once
@@ -72,11 +77,11 @@ def check_filters(data: dict, set_name, label, search) -> tuple[str, str, str]:
     return set_name, label, search[:200]
 
 
-def errors_summary(data: dict | None, matching: int | None = None, computing: bool = False) -> str:
-    """How many errors each set has, how many match the filters; or that the list is ``computing`` now, or how to
-    make one."""
+def errors_summary(data: dict | None, matching: int | None = None, computing: bool = False, note: str = "") -> str:
+    """How many errors each set has, how many match the filters; or that the list is ``computing`` now (with the
+    ``note`` of how long that takes), or how to make one."""
     if data is None and computing:
-        return "<p>No error list for this model yet: computing it on the dev sets now.</p>"
+        return "<p>No error list for this model yet: computing it on the dev sets now.</p>" + note
     if data is None:
         return (
             f"<p>No error list ships with this model. Make one with <code>{html.escape(COMMAND)}</code>; it writes "
@@ -96,7 +101,14 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
     data = ERRORS.current()
     if data is None:
         computing = corpus.has_dev_sets(corpus.data_dir())
-        return errors_summary(None, computing=computing), None, gr.skip(), gr.skip(), run_request() if computing else ""
+        note = time_note("the error list", dev_texts()) if computing else ""
+        return (
+            errors_summary(None, computing=computing, note=note),
+            None,
+            gr.skip(),
+            gr.skip(),
+            run_request() if computing else "",
+        )
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
     rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]

@@ -21,7 +21,7 @@ from plotly.subplots import make_subplots
 from ...explain.atlas import BEHAVIOURS
 from .. import artifacts, corpus, runner, scripts
 from ..figures import TEMPLATE, escape
-from ..model_artifacts import COMMAND, ModelArtifact, data_folder_for
+from ..model_artifacts import COMMAND, ModelArtifact, data_folder_for, time_note
 from ..registry import Drawing, Page, View
 
 COLUMNS = [
@@ -44,9 +44,12 @@ def build_atlas(sha: str) -> dict:
     """
     data_dir = data_folder_for("the atlas")
     loaded, _ = runner.get_model()
-    return artifacts.build_atlas(
-        loaded.model, loaded.tokenizer, corpus.reference_corpus(corpus.dev_sets(data_dir)), sha
-    )
+    return artifacts.build_atlas(loaded.model, loaded.tokenizer, atlas_corpus(loaded, corpus.dev_sets(data_dir)), sha)
+
+
+def atlas_corpus(loaded, sets: dict) -> list:
+    """The reference corpus at the model's default sample size (``artifacts.atlas_sentences``)."""
+    return corpus.reference_corpus(sets, artifacts.atlas_sentences(loaded.model, loaded.tokenizer, sets))
 
 
 ATLAS = ModelArtifact(artifacts.ATLAS_FILE, build_atlas)  # head_atlas.json, else the cache's, else computed once
@@ -102,13 +105,14 @@ def atlas_rows(atlas: dict) -> list[list]:
     ]
 
 
-def atlas_summary(atlas: dict | None) -> str:
-    """What the atlas was computed on and the role rule, or how to make one."""
+def atlas_summary(atlas: dict | None, note: str = "") -> str:
+    """What the atlas was computed on and the role rule, or how to make one (and the ``note`` of how long that
+    takes)."""
     if atlas is None:
         where = "the data folder is here: compute it now" if corpus.has_dev_sets(corpus.data_dir()) else "make it with"
         return (
             f"<p>No head atlas for this model yet ({where}: <code>{html.escape(COMMAND)}</code>, "
-            "which writes <code>head_atlas.json</code> next to the model).</p>"
+            "which writes <code>head_atlas.json</code> next to the model).</p>" + note
         )
     sets = ", ".join(f"{html.escape(str(name))} {count}" for name, count in atlas["sets"].items())
     return (
@@ -125,7 +129,15 @@ def show_atlas() -> tuple:
     atlas = ATLAS.current()
     can_compute = atlas is None and corpus.has_dev_sets(corpus.data_dir())
     if atlas is None:
-        return atlas_summary(None), None, gr.Dataframe(value=None), gr.Button(visible=can_compute)
+        note = ""
+        if can_compute:
+            loaded = runner.get_model()[0]
+            texts = [row.text for row in atlas_corpus(loaded, corpus.dev_sets(corpus.data_dir()))]
+            note = time_note("the atlas", texts, artifacts.atlas_rows(loaded.model))
+        button = gr.Button(
+            visible=can_compute, **({"value": "Compute the atlas now"} if note else {})
+        )  # note: how long
+        return atlas_summary(None, note), None, gr.Dataframe(value=None), button
     return atlas_summary(atlas), atlas_figure(atlas), atlas_rows(atlas), gr.Button(visible=False)
 
 
