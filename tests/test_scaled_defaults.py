@@ -251,7 +251,7 @@ def test_the_corpus_views_say_how_long_before_they_start_beyond_the_threshold(
     folder = loaded.folder
     with without_artifact(views.errors.ERRORS, folder, tmp_path / "cache", monkeypatch):
         summary, *_, needed = views.errors.show_errors("all", "all", "")
-        assert needed == model_artifacts.RUN and (said in summary) == (threshold == 0)
+        assert needed.startswith(model_artifacts.RUN) and (said in summary) == (threshold == 0)
         assert ("the error list takes about" in summary) == (threshold == 0)
     with without_artifact(views.head_atlas.ATLAS, folder, tmp_path / "cache", monkeypatch):
         summary, _, _, button = views.head_atlas.show_atlas()
@@ -259,7 +259,7 @@ def test_the_corpus_views_say_how_long_before_they_start_beyond_the_threshold(
         assert ("about" in button.constructor_args.get("value", "about 30 s")) == (threshold != 0)  # no second time
     with without_artifact(views.behaviour.REPORT, folder, tmp_path / "cache", monkeypatch):
         summary, *_, needed = views.behaviour.show_behaviour("test", "all", "all", "", SORTS[0], None)
-        assert needed == model_artifacts.RUN and (said in summary) == (threshold == 0)
+        assert needed.startswith(model_artifacts.RUN) and (said in summary) == (threshold == 0)
 
 
 def test_a_big_models_atlas_batches_are_one_pass_each_so_its_progress_moves(bundled):
