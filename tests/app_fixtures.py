@@ -22,7 +22,12 @@ ROOT = Path(__file__).resolve().parents[1]
 # The app under test never reads the shared data folder (the head atlas computes from it on first use):
 # tests that need a corpus write a tiny one and point here. The data folder as the caller set it (or the
 # default beside the repository) stays at hand for the tests of the bundled model's accuracy.
-USER_DATA_DIR = Path(os.environ.get("SENTIMENT_DATA_DIR", ROOT.parent / "shared" / "data"))
+# pytest-xdist's workers inherit this process's environment, so the caller's folder is kept under a name of its own.
+USER_DATA_DIR = Path(
+    os.environ.get("EXPLORER_TESTS_USER_DATA_DIR")
+    or os.environ.get("SENTIMENT_DATA_DIR", str(ROOT.parent / "shared" / "data"))
+)
+os.environ["EXPLORER_TESTS_USER_DATA_DIR"] = str(USER_DATA_DIR)
 os.environ["SENTIMENT_DATA_DIR"] = str(ROOT / "tests" / "no-data-folder")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # `transformer` and `app` import however pytest was started

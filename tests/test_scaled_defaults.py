@@ -235,10 +235,14 @@ def test_only_a_big_model_says_how_long_its_corpus_views_take():
         assert artifacts.nominal_seconds(DISTILBERT_BASE, texts, rows) > threshold
 
 
-def test_the_measured_time_grows_with_the_rows(loaded):
+def test_the_measured_time_grows_with_the_rows(loaded, monkeypatch):
+    ticks = iter(range(0, 1000, 2))  # a clock whose every timed pass takes 2 s, so the test reads no real time
+    monkeypatch.setattr(artifacts.time, "perf_counter", lambda: float(next(ticks)))
     ids = [loaded.tokenizer.encode(SENTENCE).ids] * 40
     one, many = (artifacts.measured_seconds(loaded.model, ids, rows) for rows in (1, 100))
-    assert one > 0 and many == pytest.approx(100 * one, rel=0.5)
+    n = len(ids[0])
+    assert one == pytest.approx(2.0 * len(ids) / artifacts.TIMED_SENTENCES) and n > 1  # 2 s a pass of 16, for 40
+    assert many == pytest.approx(100 * one)
 
 
 @pytest.mark.parametrize("threshold", [0.0, model_artifacts.SAY_TIME_AFTER_SECONDS])
