@@ -7,8 +7,8 @@ repo id or a folder) at MODEL_REVISION, by default the bundled assets/model; MOD
 adds a second model, which the Compare tab reads the same sentence with.
 
 This file only lays out the page: each tab is one module of ``transformer/explorer/views`` (in ``VIEWS``);
-``explorer/events.py`` says when each part draws; ``explorer/page.py`` reads the sentence; ``explorer/runner.py``
-loads the model once and makes every call to it; ``explorer/api.py`` serves the endpoints.
+``explorer/page/events.py`` says when each part draws; ``explorer/page/page.py`` reads the sentence;
+``explorer/runner.py`` loads the model once and makes every call to it; ``explorer/page/api.py`` serves the endpoints.
 """
 
 from __future__ import annotations
@@ -20,15 +20,17 @@ import sys
 import gradio as gr
 import torch
 
-from transformer.explorer import analysis, events, status
-from transformer.explorer.api import serve_endpoints
-from transformer.explorer.colour import LEAVE_OUT
-from transformer.explorer.events import PageParts
-from transformer.explorer.page import FIRST_VIEW
+from transformer.explorer import analysis
+from transformer.explorer.drawing import status
+from transformer.explorer.drawing.colour import LEAVE_OUT
+from transformer.explorer.page import events
+from transformer.explorer.page.api import serve_endpoints
+from transformer.explorer.page.events import PageParts
+from transformer.explorer.page.launch import DELETE_CACHE, configure_events, launch_settings
+from transformer.explorer.page.page import FIRST_VIEW
 from transformer.explorer.registry import Page, head_choices, layer_choices
 from transformer.explorer.runner import get_model, get_second_model
-from transformer.explorer.server import DELETE_CACHE, configure_events, launch_settings
-from transformer.explorer.sessions import release_on_unload
+from transformer.explorer.serving.sessions import release_on_unload
 from transformer.explorer.views import VIEWS, positional_encoding
 
 if "OMP_NUM_THREADS" not in os.environ:

@@ -676,7 +676,7 @@ def released_together(count: int, work) -> list:
 
 def admitted_cap(endpoint: str, text: str) -> int:
     """How many ``endpoint`` jobs on ``text`` one client's budget admits (``admission``), for the target."""
-    from transformer.explorer import admission
+    from transformer.explorer.serving import admission
 
     return int((admission.CLIENT_BUDGET - admission.LIGHT_RESERVE) // admission.job_cost(endpoint, len(text)))
 

@@ -73,12 +73,12 @@ def handler_opens(rounds: int) -> dict[str, list[float]]:
 
 
 def suite_run() -> float:
-    from transformer.explorer import artifacts
+    from transformer.explorer.corpus import model_files
     from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
     loaded = load_model(DEFAULT_MODEL_DIR, device="cpu")
     start = time.perf_counter()
-    artifacts.build_behaviour(loaded.model, loaded.tokenizer, "benchmark", progress=iter)
+    model_files.build_behaviour(loaded.model, loaded.tokenizer, "benchmark", progress=iter)
     return time.perf_counter() - start
 
 

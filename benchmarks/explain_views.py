@@ -15,7 +15,7 @@ import plotly.graph_objects as go
 import torch
 
 from transformer import TransformerClassifier
-from transformer.explorer import page
+from transformer.explorer.page import page
 from transformer.tokenizer import train_tokenizer
 
 from .timing import measure, median_ms, p95_ms

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from transformer.explorer import artifacts, corpus
+from transformer.explorer.corpus import data_folder, model_files
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
 from .timing import measure, median_ms, p95_ms
@@ -23,16 +23,16 @@ def run(rounds: int = 20) -> list[str]:
     torch.set_num_threads(1)
     folder = Path(shutil.copytree(DEFAULT_MODEL_DIR, Path(tempfile.mkdtemp()) / "model"))
     loaded = load_model(folder, device="cpu")
-    sha = artifacts.model_hash(folder)
-    data_dir = corpus.data_dir()
+    sha = model_files.model_hash(folder)
+    data_dir = data_folder.data_dir()
     lines = [
         f"model {DEFAULT_MODEL_DIR.name}: d_model={loaded.model.d_model} layers={loaded.model.num_layers} "
         f"heads={loaded.model.num_heads}; torch {torch.__version__}, 1 thread"
     ]
-    if corpus.has_dev_sets(data_dir):
-        rows = corpus.reference_corpus(corpus.dev_sets(data_dir))
+    if data_folder.has_dev_sets(data_dir):
+        rows = data_folder.reference_corpus(data_folder.dev_sets(data_dir))
         start = time.perf_counter()
-        atlas = artifacts.build_atlas(loaded.model, loaded.tokenizer, rows, sha)
+        atlas = model_files.build_atlas(loaded.model, loaded.tokenizer, rows, sha)
         lines.append(
             f"compute the atlas over {atlas['sentences']} sentences: {time.perf_counter() - start:.1f} s "
             "(target <= 30 s)"
@@ -40,9 +40,9 @@ def run(rounds: int = 20) -> list[str]:
     else:
         lines.append(f"no data folder at {data_dir}: the atlas is not computed; loading a stand-in")
         atlas = {"model_sha256": sha, "heads": []}
-    artifacts.write_artifact(folder, artifacts.ATLAS_FILE, atlas)
+    model_files.write_artifact(folder, model_files.ATLAS_FILE, atlas)
     times = measure(
-        {"load": lambda: artifacts.read_artifact(folder, artifacts.ATLAS_FILE, artifacts.model_hash(folder))},
+        {"load": lambda: model_files.read_artifact(folder, model_files.ATLAS_FILE, model_files.model_hash(folder))},
         rounds=rounds,
     )["load"]
     lines.append(

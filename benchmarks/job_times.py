@@ -17,7 +17,8 @@ import time
 
 import torch
 
-from transformer.explorer import admission, runner, views
+from transformer.explorer import runner, views
+from transformer.explorer.serving import admission
 
 FILLER = "the film was a quiet , funny and completely charming surprise but the plot is thin".split()
 LONGEST = (" ".join(FILLER) + " ") * 700  # over 10,000 characters: cut below

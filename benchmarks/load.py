@@ -62,7 +62,7 @@ def rss_mb(pid: int) -> float:
 
 def leave_from(address: str) -> None:
     """Make this process's httpx connections leave from loopback ``address``: each client process is one
-    visitor, and the server limits jobs per address (``explorer.guard``)."""
+    visitor, and the server limits jobs per address (``explorer.serving.guard``)."""
     import httpx
 
     for transport in (httpx.HTTPTransport, httpx.AsyncHTTPTransport):

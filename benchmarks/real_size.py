@@ -173,7 +173,8 @@ def recorded(fn, record: Record):
 
 def endpoint_calls(text: str, names) -> dict:
     """Each endpoint as the API calls it, the Attention tab as the page's main handler does, on ``text``."""
-    from transformer.explorer import api, runner
+    from transformer.explorer import runner
+    from transformer.explorer.page import api
 
     from .hub_model import handler_work
 

@@ -41,7 +41,8 @@ def serve_and_call(folder: str) -> None:
     os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": "600", "GRADIO_ANALYTICS_ENABLED": "False"}
     sys.path.insert(0, str(ROOT))
     import app  # noqa: F401  (builds the page on MODEL_ID's model, as the Space does)
-    from transformer.explorer import api, runner
+    from transformer.explorer import runner
+    from transformer.explorer.page import api
 
     from .real_size import text_of
 

@@ -19,7 +19,7 @@ import gradio as gr
 import httpx
 import orjson
 
-from transformer.explorer import sessions
+from transformer.explorer.serving import sessions
 
 from .browser import sentence
 
@@ -40,7 +40,7 @@ def call(http: httpx.Client, url: str, session: str, index: int, data: list, par
 
 def main() -> None:
     import app
-    from transformer.explorer.server import launch_settings
+    from transformer.explorer.page.launch import launch_settings
 
     app.demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_settings())
     url = app.demo.local_url

@@ -118,7 +118,8 @@ def import_app(model_dir: Path):
 def forget_the_models() -> None:
     """Drop the loaded models and everything computed for them: the next call loads ``MODEL_ID`` (and
     ``MODEL_ID_B``) again."""
-    from transformer.explorer import model_artifacts, runner, views
+    from transformer.explorer import runner, views
+    from transformer.explorer.corpus import on_demand as model_artifacts
 
     runner.get_model.cache_clear()
     runner.get_second_model.cache_clear()
@@ -139,7 +140,8 @@ def page_on(app, model_dir: Path, folder: Path, second: Path | None = None) -> I
     import pytest
     from tiny import write_dev_sets
 
-    from transformer.explorer import artifacts, runner
+    from transformer.explorer import runner
+    from transformer.explorer.corpus import model_files as artifacts
 
     with contextlib.ExitStack() as stack:
         stack.callback(forget_the_models)  # after the variables below are restored

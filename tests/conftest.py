@@ -45,7 +45,8 @@ from gradio_client import Client
 from tiny import tiny_model, write_dev_sets
 
 from benchmarks.chromium import CHROMIUM, launch_chromium
-from transformer.explorer import admission, artifacts, clients, link_store, sessions
+from transformer.explorer.corpus import model_files as artifacts
+from transformer.explorer.serving import admission, clients, link_store, sessions
 from transformer.tokenizer import train_tokenizer
 from transformer.train import main as train_main
 
@@ -293,7 +294,7 @@ def app(tmp_path_factory):
 
 @contextlib.contextmanager
 def without_artifact(kept, folder: Path, cache: Path, patch) -> Iterator[Path]:
-    """``folder`` (the app's model folder) without ``kept``'s file (an ``explorer.model_artifacts.ModelArtifact``),
+    """``folder`` (the app's model folder) without ``kept``'s file (an ``explorer.corpus.on_demand.ModelArtifact``),
     nothing of it computed or read yet, and ``cache`` as the explorer's cache folder; the same again after."""
 
     def forget():

@@ -13,7 +13,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import app  # noqa: F401  (builds the page on MODEL_ID's model, as the Space does)
-from transformer.explorer import api, runner
+from transformer.explorer import runner
+from transformer.explorer.page import api
 
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.
 SENTENCE, OTHER = "a wonderful film , the acting was dull", "a dull film , the acting was wonderful"

@@ -15,7 +15,8 @@ import httpx
 import pytest
 from app_fixtures import serving
 
-from transformer.explorer import admission, guard, runner
+from transformer.explorer import runner
+from transformer.explorer.serving import admission, guard
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),

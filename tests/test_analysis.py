@@ -9,7 +9,8 @@ import torch
 from app_fixtures import MARKUP, TINY_MAX_LEN
 
 from transformer import sinusoidal_table
-from transformer.explorer import analysis, payloads, status, token_spans
+from transformer.explorer import analysis, payloads
+from transformer.explorer.drawing import status, token_spans
 
 
 @pytest.fixture

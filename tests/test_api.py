@@ -7,7 +7,7 @@ import pytest
 from app_fixtures import import_app, write_model_dir
 from gradio.utils import get_function_description
 
-from transformer.explorer import api
+from transformer.explorer.page import api
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,13 @@ from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, writ
 from conftest import without_artifact
 from gradio_client.exceptions import AppError
 
-from transformer.explorer import analysis, api, corpus, events, model_artifacts, page, restore, runner, status, views
-from transformer.explorer.figures import shown_values, token_labels
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import on_demand as model_artifacts
+from transformer.explorer.drawing import status
+from transformer.explorer.drawing.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
+from transformer.explorer.page import api, events, page, restore
 
 SENTENCE = "a wonderful film , the acting was dull"
 

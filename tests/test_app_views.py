@@ -14,8 +14,9 @@ import torch
 from gradio_client.exceptions import AppError
 
 from transformer import explain
-from transformer.explorer import analysis, api, restore, runner, views
-from transformer.explorer.figures import shown_values
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.drawing.figures import shown_values
+from transformer.explorer.page import api, restore
 from transformer.tokenizer import MASK_TOKEN
 
 SENTENCE = "a wonderful film , the acting was dull"

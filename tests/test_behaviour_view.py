@@ -23,9 +23,10 @@ from transformer.behaviour.report import (
 )
 from transformer.behaviour.run import case_fails
 from transformer.behaviour.suite import Test as SuiteTest
-from transformer.explorer import artifacts, views
+from transformer.explorer import views
 from transformer.explorer.analysis import InputError
-from transformer.explorer.model_artifacts import RUN
+from transformer.explorer.corpus import model_files as artifacts
+from transformer.explorer.corpus.on_demand import RUN
 from transformer.explorer.views import behaviour as view
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 

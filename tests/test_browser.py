@@ -19,7 +19,8 @@ from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
 from conftest import TIMEOUT_MS
 from PIL import Image
 
-from transformer.explorer import link_store, theme
+from transformer.explorer.drawing import theme
+from transformer.explorer.serving import link_store
 from transformer.explorer.views import VIEWS, patching
 
 SCREENSHOTS = {

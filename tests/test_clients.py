@@ -1,6 +1,6 @@
-"""Per-client token buckets (transformer.explorer.clients.RateLimit) once the table of clients is full."""
+"""Per-client token buckets (transformer.explorer.serving.clients.RateLimit) once the table of clients is full."""
 
-from transformer.explorer import clients
+from transformer.explorer.serving import clients
 
 
 class Clock:

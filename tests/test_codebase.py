@@ -85,7 +85,7 @@ def test_no_javascript_in_python_strings():
         if any(sign in text for sign in JS_SIGNS)
     ]
     assert found == []
-    page_py = string_literals(EXPLORER / "page.py")
+    page_py = string_literals(EXPLORER / "page" / "page.py")
     assert not [text for text in page_py if "=>" in text or "function" in text]
 
 

@@ -11,8 +11,9 @@ import torch
 from hub_checkpoints import hub_classifier, wordpiece_tokenizer
 
 from transformer.explain.attribution import gradient_x_input, integrated_gradients
-from transformer.explorer import runner, status
-from transformer.explorer.figures import shown_values
+from transformer.explorer import runner
+from transformer.explorer.drawing import status
+from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.registry import Reading
 from transformer.explorer.two_models import same_classes
 from transformer.explorer.views import compare

@@ -5,7 +5,7 @@ Colours are read as the browser computes them, Gradio's theme variables resolved
 import pytest
 from conftest import TIMEOUT_MS
 
-from transformer.explorer.attribution_figures import _UNREAD
+from transformer.explorer.drawing.attributions import _UNREAD
 from transformer.explorer.views.word_order import _message
 
 pytestmark = pytest.mark.browser

@@ -15,7 +15,8 @@ import pytest
 import torch
 from app_fixtures import import_app, write_model_dir
 
-from transformer.explorer import address, analysis, api, events, page, restore, runner, views
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.page import address, api, events, page, restore
 
 GUIDE = Path(__file__).parent.parent / "CONTRIBUTING.md"
 # The modules whose tables are made from ``views.VIEWS`` when they are imported: reloaded, in import order, to

@@ -11,7 +11,9 @@ from transformer.explain.agreement import METHODS
 from transformer.explain.attribution import integrated_gradients
 from transformer.explain.corpus_faithfulness import corpus_faithfulness, predicted_class_erasure
 from transformer.explain.faithfulness import MODES, faithfulness_by_mode
-from transformer.explorer import artifacts, corpus, runner
+from transformer.explorer import runner
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.views import attributions
 from transformer.loading import DEFAULT_MODEL_DIR
 

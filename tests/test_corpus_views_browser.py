@@ -9,7 +9,8 @@ import pytest
 from conftest import serving_app
 from tiny import write_gz
 
-from transformer.explorer import artifacts, corpus
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.views import errors, head_atlas
 
 pytestmark = [

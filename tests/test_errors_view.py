@@ -11,8 +11,9 @@ import gradio as gr
 import pytest
 from conftest import without_artifact
 
-from transformer.explorer import artifacts, corpus
-from transformer.explorer.model_artifacts import RUN
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
+from transformer.explorer.corpus.on_demand import RUN
 from transformer.explorer.views import errors as view
 
 ANY = ("all", "all", "")  # every set and true label, no search

@@ -19,7 +19,7 @@ from transformer.explain import (
     predict_with_knockout,
     stack_attentions,
 )
-from transformer.explorer.colour import normalise_attention
+from transformer.explorer.drawing.colour import normalise_attention
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12]])
 

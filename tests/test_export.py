@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from transformer.explain import HeadImportance
-from transformer.explorer.export import analysis_to_json, attention_to_csv, to_jsonable
+from transformer.explorer.jsonable import analysis_to_json, attention_to_csv, to_jsonable
 
 
 def test_analysis_json_round_trips_tensors_and_dataclasses():

@@ -11,11 +11,12 @@ import pytest
 from app_fixtures import serving
 from fuzz_helpers import QueueCaller
 
-from transformer.explorer import analysis, export_files
-from transformer.explorer.export import analysis_to_json
-from transformer.explorer.export_files import export_dir, write_export
-from transformer.explorer.pruning import entry_bytes, prune_oldest
+from transformer.explorer import analysis
+from transformer.explorer.jsonable import analysis_to_json
 from transformer.explorer.registry import Page
+from transformer.explorer.serving import export_files
+from transformer.explorer.serving.export_files import export_dir, write_export
+from transformer.explorer.serving.pruning import entry_bytes, prune_oldest
 from transformer.explorer.views import export
 
 

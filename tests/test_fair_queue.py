@@ -1,9 +1,9 @@
-"""Gradio's queue made fair (transformer.explorer.fair_queue.make_fair): each push reorders the waiting jobs."""
+"""Gradio's queue made fair (transformer.explorer.serving.fair_queue.make_fair): each push reorders the waiting jobs."""
 
 import asyncio
 import types
 
-from transformer.explorer import clients, fair_queue
+from transformer.explorer.serving import clients, fair_queue
 
 
 def job(client: str, text: str) -> types.SimpleNamespace:

@@ -6,7 +6,9 @@ import torch
 
 from transformer.explain.agreement import METHODS
 from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, faithfulness_by_mode, most_faithful
-from transformer.explorer import analysis, erasure_figures, restore, runner, views
+from transformer.explorer import analysis, runner, views
+from transformer.explorer.drawing import erasure as erasure_figures
+from transformer.explorer.page import restore
 
 SENTENCE = "a wonderful film , the acting was dull"
 attributions = views.attributions

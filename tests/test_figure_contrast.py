@@ -20,7 +20,12 @@ import plotly.graph_objects as go
 import pytest
 from PIL import ImageColor
 
-from transformer.explorer import analysis, artifacts, corpus, erasure_figures, figures, server, theme
+from transformer.explorer import analysis
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
+from transformer.explorer.drawing import erasure as erasure_figures
+from transformer.explorer.drawing import figures, theme
+from transformer.explorer.page import launch as server
 from transformer.explorer.views import (
     all_heads,
     attention,

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import sinusoidal_table
-from transformer.explorer import figures
+from transformer.explorer.drawing import figures
 from transformer.explorer.views import positional_encoding
 
 TOKENS = ["the", "film", "the", "<b>", "end"]

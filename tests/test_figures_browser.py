@@ -8,7 +8,7 @@ import numpy as np
 import plotly
 import pytest
 
-from transformer.explorer import figures
+from transformer.explorer.drawing import figures
 
 pytestmark = pytest.mark.browser
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"

@@ -19,10 +19,12 @@ from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from transformer.explorer import analysis, api, page, payloads, restore, runner, token_spans, views
-from transformer.explorer.figures import shown_values
+from transformer.explorer import analysis, payloads, runner, views
+from transformer.explorer.drawing import token_spans
+from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
-from transformer.explorer.page import MAIN_VIEWS, show_main_view
+from transformer.explorer.page import api, page, restore
+from transformer.explorer.page.page import MAIN_VIEWS, show_main_view
 from transformer.explorer.registry import PageValues
 
 FUZZ = settings(

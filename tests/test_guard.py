@@ -25,8 +25,10 @@ import pytest
 import torch
 from app_fixtures import serving
 
-from transformer.explorer import admission, clients, fair_queue, guard, link_store, runner, server, sessions
-from transformer.explorer.address import URL_PARAMS, share_link
+from transformer.explorer import runner
+from transformer.explorer.page import launch as server
+from transformer.explorer.page.address import URL_PARAMS, share_link
+from transformer.explorer.serving import admission, clients, fair_queue, guard, link_store, sessions
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),

@@ -16,7 +16,9 @@ from tiny import tiny_model
 from transformer.artifacts import main as write_artifacts
 from transformer.explain import atlas, batching
 from transformer.explain.knockout import head_importance
-from transformer.explorer import analysis, artifacts, corpus
+from transformer.explorer import analysis
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.views import errors as errors_view
 from transformer.explorer.views import head_atlas as atlas_view
 from transformer.loading import load_model

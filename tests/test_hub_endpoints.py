@@ -9,7 +9,7 @@ import pytest
 from app_fixtures import page_on
 from hub_checkpoints import HUB_FAMILIES
 
-from transformer.explorer import api
+from transformer.explorer.page import api
 
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.

@@ -362,7 +362,8 @@ def test_the_artifact_hash_follows_every_shard(hub_model_dirs, sharded_dirs, tmp
 
     import safetensors.torch
 
-    from transformer.explorer import artifacts, model_artifacts
+    from transformer.explorer.corpus import model_files as artifacts
+    from transformer.explorer.corpus import on_demand as model_artifacts
 
     single = hub_model_dirs["bert"]
     assert artifacts.model_hash(single) == hashlib.sha256((single / "model.safetensors").read_bytes()).hexdigest()

@@ -1,4 +1,4 @@
-"""Shared links on disk (transformer.explorer.link_store): the size cap counts bytes, and a link shared again
+"""Shared links on disk (transformer.explorer.serving.link_store): the size cap counts bytes, and a link shared again
 becomes the newest, last to be pruned."""
 
 import os
@@ -6,8 +6,8 @@ from collections import OrderedDict
 
 import pytest
 
-from transformer.explorer import link_store
 from transformer.explorer.analysis import InputError
+from transformer.explorer.serving import link_store
 
 
 @pytest.fixture

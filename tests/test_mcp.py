@@ -11,7 +11,8 @@ import pytest
 from app_fixtures import serving
 from gradio_client import Client
 
-from transformer.explorer import admission, guard, runner
+from transformer.explorer import runner
+from transformer.explorer.serving import admission, guard
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402

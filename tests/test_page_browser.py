@@ -12,8 +12,9 @@ from app_fixtures import TINY_MAX_LEN
 from conftest import TIMEOUT_MS
 from test_browser import copied_text, wait_for_heatmap_with
 
-from transformer.explorer import analysis, export_files, link_store
-from transformer.explorer.export import analysis_to_json
+from transformer.explorer import analysis
+from transformer.explorer.jsonable import analysis_to_json
+from transformer.explorer.serving import export_files, link_store
 
 pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
 FRESH_PAGES = 20

@@ -10,8 +10,8 @@ import torch
 from tiny import tiny_model
 
 from transformer.explain.walkthrough import walk_through
-from transformer.explorer.figures import MAX_TICK_LABELS, label_width_px, token_labels
-from transformer.explorer.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
+from transformer.explorer.drawing.figures import MAX_TICK_LABELS, label_width_px, token_labels
+from transformer.explorer.drawing.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
 from transformer.explorer.views.walkthrough import STEPS
 
 TOKENS = token_labels(["<b>bold</b>", "b", "c"])

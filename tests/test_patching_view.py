@@ -11,9 +11,10 @@ import pytest
 import torch
 from app_fixtures import MARKUP
 
-from transformer.explorer import analysis, api, runner, weighting
-from transformer.explorer.figures import shown_values
-from transformer.explorer.patching_figures import pair_labels, restored_figure
+from transformer.explorer import analysis, runner, weighting
+from transformer.explorer.drawing.figures import shown_values
+from transformer.explorer.drawing.patching import pair_labels, restored_figure
+from transformer.explorer.page import api
 from transformer.explorer.views import VIEWS, all_heads, attention, patching
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 

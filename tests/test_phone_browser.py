@@ -11,7 +11,7 @@ from conftest import TIMEOUT_MS, open_view
 from transformer.explain.agreement import METHODS
 from transformer.explain.atlas import BEHAVIOURS
 from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, Faithfulness
-from transformer.explorer.erasure_figures import faithfulness_figure
+from transformer.explorer.drawing.erasure import faithfulness_figure
 from transformer.explorer.views.head_atlas import atlas_figure
 
 pytestmark = pytest.mark.browser

@@ -29,8 +29,11 @@ from transformer.explain.budget import (
     row_flops,
 )
 from transformer.explain.knockout import head_importance, picked_heads
-from transformer.explorer import artifacts, corpus, model_artifacts, runner, views
-from transformer.explorer.corpus import Row
+from transformer.explorer import runner, views
+from transformer.explorer.corpus import data_folder as corpus
+from transformer.explorer.corpus import model_files as artifacts
+from transformer.explorer.corpus import on_demand as model_artifacts
+from transformer.explorer.corpus.data_folder import Row
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
 SPACE_SECONDS = 10 * runner.DEFAULT_SHARE  # half the Space's default job cap (JOB_SECONDS 10 s; the suite sets more)

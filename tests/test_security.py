@@ -30,7 +30,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
-from transformer.explorer import address, link_store, page, restore, runner, scripts
+from transformer.explorer import runner
+from transformer.explorer.page import address, page, restore, scripts
+from transformer.explorer.serving import link_store
 from transformer.loading import ModelLoadError, load_model
 
 PAGE_JS = (Path(scripts.__file__).parent / "page.js").read_text()

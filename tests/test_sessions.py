@@ -13,9 +13,10 @@ import httpx
 import pytest
 from fuzz_helpers import QueueCaller
 
-from transformer.explorer import clients, link_store, server, sessions
-from transformer.explorer.address import URL_PARAMS, share_link
-from transformer.explorer.restore import restore_controls, restore_view
+from transformer.explorer.page import launch as server
+from transformer.explorer.page.address import URL_PARAMS, share_link
+from transformer.explorer.page.restore import restore_controls, restore_view
+from transformer.explorer.serving import clients, link_store, sessions
 
 TEXT = "a charming and often affecting journey ."
 

@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
 from transformer.explorer import analysis, runner
-from transformer.explorer.events import PageParts
+from transformer.explorer.page.events import PageParts
 from transformer.explorer.views import VIEWS
 from transformer.loading import LoadedModel, load_model
 

@@ -20,10 +20,16 @@ from transformer.explain import (
     predict,
     word_order_experiment,
 )
-from transformer.explorer import figures as figures_module
-from transformer.explorer import theme, token_spans
-from transformer.explorer.attribution_figures import attribution_figure, attribution_html
-from transformer.explorer.figures import CLASS_COLOURS, attention_heatmap, round_ticks, shown_values, token_labels
+from transformer.explorer.drawing import figures as figures_module
+from transformer.explorer.drawing import theme, token_spans
+from transformer.explorer.drawing.attributions import attribution_figure, attribution_html
+from transformer.explorer.drawing.figures import (
+    CLASS_COLOURS,
+    attention_heatmap,
+    round_ticks,
+    shown_values,
+    token_labels,
+)
 from transformer.explorer.inputs import page_numbers
 from transformer.explorer.views import token_embeddings
 from transformer.explorer.views.attributions import agreement_figure

@@ -12,9 +12,9 @@ from app_fixtures import MARKUP
 
 from transformer.explorer import analysis, inputs, readers
 from transformer.explorer.analysis import InputError
-from transformer.explorer.colour import excluded_positions
-from transformer.explorer.export import to_jsonable
-from transformer.explorer.export_files import write_export
+from transformer.explorer.drawing.colour import excluded_positions
+from transformer.explorer.jsonable import to_jsonable
+from transformer.explorer.serving.export_files import write_export
 from transformer.explorer.views import (
     attributions,
     compare,
@@ -196,7 +196,7 @@ def test_address_readers():
 def test_export_files_are_written_once_per_content_and_pruned(tmp_path, monkeypatch):
     first = write_export("a.json", "{}", tmp_path)
     assert first.read_text() == "{}" and write_export("a.json", "{}", tmp_path) == first
-    monkeypatch.setattr("transformer.explorer.export_files.KEEP", 2)
+    monkeypatch.setattr("transformer.explorer.serving.export_files.KEEP", 2)
     os.utime(first.parent, (time.time() - 60, time.time() - 60))
     second, third = write_export("b.csv", "x", tmp_path), write_export("c.csv", "y", tmp_path)
     assert not first.exists() and second.exists() and third.exists()

@@ -17,7 +17,7 @@ from transformer.explain.rollout import pooled_relevance
 from transformer.explain.run import predict
 from transformer.explorer import analysis, runner
 from transformer.explorer.analysis import InputError
-from transformer.explorer.colour import excluded_positions
+from transformer.explorer.drawing.colour import excluded_positions
 from transformer.explorer.registry import not_for_this_model, require_tutorial_model
 from transformer.explorer.views import attributions, positional_encoding, token_embeddings, walkthrough, word_order
 from transformer.loading import load_model

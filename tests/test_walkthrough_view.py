@@ -13,7 +13,8 @@ import torch
 from tiny import tiny_model
 
 from transformer.explain.walkthrough import walk_through
-from transformer.explorer import api, restore, runner
+from transformer.explorer import runner
+from transformer.explorer.page import api, restore
 from transformer.explorer.registry import Reading
 from transformer.explorer.views import walkthrough
 

@@ -1,8 +1,8 @@
 """Write a model's corpus files, ``head_atlas.json``, ``errors.json``, ``behaviour.json`` and ``faithfulness.json``,
-next to it (built by ``explorer.artifacts``).
+next to it (built by ``explorer.corpus.model_files``).
 
 The head atlas and the faithfulness means cover the reference corpus (SST-2 dev and a fixed sample of the
-other dev sets, 2,000 sentences, or fewer for a big model: ``explorer.artifacts.atlas_sentences``); the error
+other dev sets, 2,000 sentences, or fewer for a big model: ``explorer.corpus.model_files.atlas_sentences``); the error
 list, every bundled dev set; the behaviour report, both parts of the behavioural suite (``transformer.behaviour``,
 no data needed). All four carry the sha256 of ``model.safetensors``. Example (``make artifacts`` runs it on the
 bundled model)::
@@ -20,8 +20,8 @@ from pathlib import Path
 import torch
 
 from .explain.attribution import DEFAULT_IG_STEPS
-from .explorer import corpus
-from .explorer.artifacts import (
+from .explorer.corpus import data_folder
+from .explorer.corpus.model_files import (
     ATLAS_FILE,
     BEHAVIOUR_FILE,
     ERRORS_FILE,
@@ -45,7 +45,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=corpus.data_dir(),
+        default=data_folder.data_dir(),
         help="data folder with the dev sets (default: $SENTIMENT_DATA_DIR, else ../shared/data)",
     )
     parser.add_argument(
@@ -70,13 +70,13 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     try:
         loaded = load_model(args.model, device="cpu")
-        sets = corpus.dev_sets(args.data_dir)
+        sets = data_folder.dev_sets(args.data_dir)
     except (ModelLoadError, FileNotFoundError) as error:
         sys.exit(f"error: {error}")
     sha = model_hash(args.model)
     start = time.perf_counter()
     size = args.sentences or atlas_sentences(loaded.model, loaded.tokenizer, sets)
-    rows = corpus.reference_corpus(sets, size)
+    rows = data_folder.reference_corpus(sets, size)
     data = build_atlas(loaded.model, loaded.tokenizer, rows, sha, args.batch_size)
     path = write_artifact(args.model, ATLAS_FILE, data)
     print(f"{path}: {data['sentences']} sentences, {time.perf_counter() - start:.1f} s")

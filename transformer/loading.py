@@ -42,7 +42,7 @@ INDEX_FILE = constants.SAFETENSORS_INDEX_FILE  # "model.safetensors.index.json":
 TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
-# Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.artifacts``).
+# Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.corpus.model_files``).
 OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json", "faithfulness.json")
 PICKLE_WEIGHTS = "pytorch_model.bin"  # never loaded: unpickling runs code
 HUB_EXTRA = "pip install -r requirements-hub.txt"

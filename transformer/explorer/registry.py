@@ -100,7 +100,7 @@ class View:
         endpoints: API name -> function, each served at ``/<name>`` and as an MCP tool.
         main: for a view the page draws with every analysis, instead of when its tab is shown:
             ``main(result, PageValues) -> figure``, its first output drawn from the kept analysis. It never
-            calls the model, so the view's events skip Gradio's queue (``explorer/events.py``).
+            calls the model, so the view's events skip Gradio's queue (``explorer/page/events.py``).
         colour_scale: its figures follow the page's colour-scale and leave-out controls; the page hides those
             controls on the tabs of views that set it False, where they would change nothing.
     """

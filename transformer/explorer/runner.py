@@ -23,7 +23,7 @@ import torch
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
 from .analysis import Analysis, InputError
-from .export import to_jsonable
+from .jsonable import to_jsonable
 
 try:  # Hugging Face ZeroGPU: the model's work runs inside spaces.GPU; imported before anything touches CUDA
     import spaces

@@ -21,12 +21,12 @@ from ..explain.attribution import IntegratedGradients, gradient_x_input, integra
 from ..explain.budget import ig_steps
 from . import runner
 from .analysis import Analysis, sentence_ids
-from .attribution_figures import attribution_figure, attribution_html
-from .colour import colour_scale, excluded_positions
-from .figures import TEMPLATE, attention_heatmap
+from .drawing.attributions import attribution_figure, attribution_html
+from .drawing.colour import colour_scale, excluded_positions
+from .drawing.figures import TEMPLATE, attention_heatmap
+from .drawing.markup import change_rows, probabilities, table
+from .drawing.token_spans import text_pieces
 from .inputs import PREDICTED, class_index, model_index, whole_number
-from .markup import change_rows, probabilities, table
-from .token_spans import text_pieces
 
 NAMES = ("A", "B")
 

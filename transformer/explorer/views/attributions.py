@@ -17,22 +17,23 @@ from ...explain.agreement import METHODS, Agreement, agreement_of
 from ...explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
 from ...explain.budget import ig_steps
 from ...explain.faithfulness import MODES, Faithfulness, Verdict, faithfulness_by_mode, most_faithful
-from .. import artifacts, runner
+from .. import runner
 from ..analysis import Analysis, InputError, model_attentions, sentence_ids
-from ..attribution_figures import attribution_figure, attribution_html
-from ..erasure_figures import corpus_table, faithfulness_figure, faithfulness_html
-from ..figures import escape, heatmap
+from ..corpus import model_files
+from ..corpus.on_demand import ModelArtifact
+from ..drawing.attributions import attribution_figure, attribution_html
+from ..drawing.erasure import corpus_table, faithfulness_figure, faithfulness_html
+from ..drawing.figures import escape, heatmap
+from ..drawing.token_spans import text_pieces
 from ..inputs import PREDICTED, class_index, shown, whole_number
-from ..model_artifacts import ModelArtifact
 from ..readers import choice, number
 from ..registry import Drawing, Page, View
-from ..token_spans import text_pieces
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 SLIDER_TOKENS = 128  # the page's steps slider starts at the default for a sentence this long (or max_len)
 BASELINES = ("pad", "zero")
 CORPUS = ModelArtifact(
-    artifacts.FAITHFULNESS_FILE
+    model_files.FAITHFULNESS_FILE
 )  # read only: ``make artifacts`` writes it, the tab never computes it
 
 

@@ -18,11 +18,13 @@ import gradio as gr
 
 from ...behaviour import build_suite
 from ...behaviour.report import ALL, SORTS, filter_failures, merge_reports, sort_failures
-from .. import artifacts, runner, scripts
+from .. import runner
 from ..analysis import InputError
+from ..corpus import model_files
+from ..corpus.on_demand import ModelArtifact, compute_then_draw, model_identity, run_request, time_note
+from ..drawing.markup import table
 from ..inputs import shown, whole_number
-from ..markup import table
-from ..model_artifacts import ModelArtifact, compute_then_draw, model_identity, run_request, time_note
+from ..page import scripts
 from ..registry import Drawing, Page, View
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -48,10 +50,10 @@ def suite_texts() -> list[str]:
 def build_behaviour(sha: str) -> dict:
     """The whole suite run on the loaded model (tqdm progress): its report."""
     loaded, _ = runner.get_model()
-    return artifacts.build_behaviour(loaded.model, loaded.tokenizer, sha)
+    return model_files.build_behaviour(loaded.model, loaded.tokenizer, sha)
 
 
-REPORT = ModelArtifact(artifacts.BEHAVIOUR_FILE, build_behaviour)  # behaviour.json, else the cache's, else run once
+REPORT = ModelArtifact(model_files.BEHAVIOUR_FILE, build_behaviour)  # behaviour.json, else the cache's, else run once
 
 
 def run_live(name: str) -> dict:
@@ -64,7 +66,7 @@ def run_live(name: str) -> dict:
         raise InputError(f"Choose a test of the suite (e.g. {next(iter(suite()))}); got {shown(name)}.")
     loaded, _ = runner.get_model()
     sha = model_identity()[1]
-    return artifacts.build_behaviour(loaded.model, loaded.tokenizer, sha or "unknown", [suite()[name]])
+    return model_files.build_behaviour(loaded.model, loaded.tokenizer, sha or "unknown", [suite()[name]])
 
 
 def with_live(report: dict, live: dict | None) -> dict:

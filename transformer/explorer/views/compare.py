@@ -17,13 +17,14 @@ import plotly.graph_objects as go
 import torch
 
 from ...explain.compare import Comparison, compare_attentions
-from .. import runner, status
+from .. import runner
 from ..analysis import Analysis, EmptyInputError, InputError
-from ..colour import colour_scale, excluded_positions
-from ..export import to_jsonable
-from ..figures import attention_heatmap
+from ..drawing import status
+from ..drawing.colour import colour_scale, excluded_positions
+from ..drawing.figures import attention_heatmap
+from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import layer_head, page_numbers
-from ..markup import change_rows, probabilities, table
+from ..jsonable import to_jsonable
 from ..readers import choice
 from ..registry import Drawing, Page, Reading, View, head_choices, layer_choices, read_text
 from ..two_models import attributions_of, models_panel, models_view

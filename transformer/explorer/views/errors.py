@@ -16,10 +16,12 @@ import html
 
 import gradio as gr
 
-from .. import artifacts, corpus, runner, scripts
+from .. import runner
 from ..analysis import InputError
+from ..corpus import data_folder, model_files
+from ..corpus.on_demand import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request, time_note
 from ..inputs import shown, whole_number
-from ..model_artifacts import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request, time_note
+from ..page import scripts
 from ..registry import Drawing, Page, View
 
 ALL = "all"
@@ -38,15 +40,15 @@ def build_errors(sha: str) -> dict:
     """
     data_dir = data_folder_for("the errors", "them")
     loaded, _ = runner.get_model()
-    return artifacts.build_errors(loaded.model, loaded.tokenizer, corpus.dev_sets(data_dir), sha)
+    return model_files.build_errors(loaded.model, loaded.tokenizer, data_folder.dev_sets(data_dir), sha)
 
 
 def dev_texts() -> list[str]:
     """Every dev set's texts, which the error list reads."""
-    return [row.text for rows in corpus.dev_sets(corpus.data_dir()).values() for row in rows]
+    return [row.text for rows in data_folder.dev_sets(data_folder.data_dir()).values() for row in rows]
 
 
-ERRORS = ModelArtifact(artifacts.ERRORS_FILE, build_errors)  # errors.json, else the cache's, else computed once
+ERRORS = ModelArtifact(model_files.ERRORS_FILE, build_errors)  # errors.json, else the cache's, else computed once
 
 
 def filter_choices(data: dict | None) -> tuple[list[str], list[str]]:
@@ -100,7 +102,7 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
     at hand sets the box to a new ``run_request``, which computes it; the choices keep the value chosen."""
     data = ERRORS.current()
     if data is None:
-        computing = corpus.has_dev_sets(corpus.data_dir())
+        computing = data_folder.has_dev_sets(data_folder.data_dir())
         note = time_note("the error list", dev_texts()) if computing else ""
         return (
             errors_summary(None, computing=computing, note=note),
@@ -144,7 +146,7 @@ def errors(set: str = ALL, label: str = ALL, search: str = "", limit: int = 100)
         a "note" that says so.
     """
     data = ERRORS.current()
-    if data is None and corpus.has_dev_sets(corpus.data_dir()):
+    if data is None and data_folder.has_dev_sets(data_folder.data_dir()):
         data = ERRORS.compute()  # the one computation, shared with any request waiting for it
     if data is None:
         return {"sets": {}, "matching": 0, "errors": [], "note": "No error list ships with this model (errors.json)."}

@@ -10,12 +10,13 @@ from __future__ import annotations
 import gradio as gr
 import torch
 
-from .. import runner, scripts
+from .. import runner
 from ..analysis import Analysis, attention_matrix
-from ..export import analysis_to_json, attention_to_csv, to_jsonable
-from ..export_files import write_export
 from ..inputs import MEAN_HEAD, layer_head, page_number
+from ..jsonable import analysis_to_json, attention_to_csv, to_jsonable
+from ..page import scripts
 from ..registry import Drawing, Page, View
+from ..serving.export_files import write_export
 
 JSON_NAME = "attention-explorer-analysis.json"
 

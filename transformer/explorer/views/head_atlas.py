@@ -3,7 +3,7 @@ the ``/head_atlas`` endpoint.
 
 The atlas depends on the model only. It is read from ``head_atlas.json`` next to the model when its hash is
 the model's (``python -m transformer.artifacts`` writes it), else from the explorer's cache folder
-(``artifacts.cache_folder``: ``$ATTENTION_EXPLORER_CACHE``, else ``$XDG_CACHE_HOME/attention-explorer``, else
+(``model_files.cache_folder``: ``$ATTENTION_EXPLORER_CACHE``, else ``$XDG_CACHE_HOME/attention-explorer``, else
 ``~/.cache/attention-explorer``, then the model's sha256). Only when neither has one, and the data folder is at
 hand, is it computed on request: once, one computation at a time (concurrent requests wait for it and share
 it), kept for the process and written to the cache folder, never the model folder (a cache folder that cannot
@@ -19,9 +19,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ...explain.atlas import BEHAVIOURS
-from .. import artifacts, corpus, runner, scripts
-from ..figures import TEMPLATE, escape
-from ..model_artifacts import COMMAND, ModelArtifact, data_folder_for, time_note
+from .. import runner
+from ..corpus import data_folder, model_files
+from ..corpus.on_demand import COMMAND, ModelArtifact, data_folder_for, time_note
+from ..drawing.figures import TEMPLATE, escape
+from ..page import scripts
 from ..registry import Drawing, Page, View
 
 COLUMNS = [
@@ -44,15 +46,17 @@ def build_atlas(sha: str) -> dict:
     """
     data_dir = data_folder_for("the atlas")
     loaded, _ = runner.get_model()
-    return artifacts.build_atlas(loaded.model, loaded.tokenizer, atlas_corpus(loaded, corpus.dev_sets(data_dir)), sha)
+    return model_files.build_atlas(
+        loaded.model, loaded.tokenizer, atlas_corpus(loaded, data_folder.dev_sets(data_dir)), sha
+    )
 
 
 def atlas_corpus(loaded, sets: dict) -> list:
-    """The reference corpus at the model's default sample size (``artifacts.atlas_sentences``)."""
-    return corpus.reference_corpus(sets, artifacts.atlas_sentences(loaded.model, loaded.tokenizer, sets))
+    """The reference corpus at the model's default sample size (``model_files.atlas_sentences``)."""
+    return data_folder.reference_corpus(sets, model_files.atlas_sentences(loaded.model, loaded.tokenizer, sets))
 
 
-ATLAS = ModelArtifact(artifacts.ATLAS_FILE, build_atlas)  # head_atlas.json, else the cache's, else computed once
+ATLAS = ModelArtifact(model_files.ATLAS_FILE, build_atlas)  # head_atlas.json, else the cache's, else computed once
 
 
 def bar_top(atlas: dict) -> float:
@@ -109,7 +113,11 @@ def atlas_summary(atlas: dict | None, note: str = "") -> str:
     """What the atlas was computed on and the role rule, or how to make one (and the ``note`` of how long that
     takes)."""
     if atlas is None:
-        where = "the data folder is here: compute it now" if corpus.has_dev_sets(corpus.data_dir()) else "make it with"
+        where = (
+            "the data folder is here: compute it now"
+            if data_folder.has_dev_sets(data_folder.data_dir())
+            else "make it with"
+        )
         return (
             f"<p>No head atlas for this model yet ({where}: <code>{html.escape(COMMAND)}</code>, "
             "which writes <code>head_atlas.json</code> next to the model).</p>" + note
@@ -127,13 +135,13 @@ def atlas_summary(atlas: dict | None, note: str = "") -> str:
 def show_atlas() -> tuple:
     """(summary, small multiples, table, compute button) from the atlas, if there is one."""
     atlas = ATLAS.current()
-    can_compute = atlas is None and corpus.has_dev_sets(corpus.data_dir())
+    can_compute = atlas is None and data_folder.has_dev_sets(data_folder.data_dir())
     if atlas is None:
         note = ""
         if can_compute:
             loaded = runner.get_model()[0]
-            texts = [row.text for row in atlas_corpus(loaded, corpus.dev_sets(corpus.data_dir()))]
-            note = time_note("the atlas", texts, artifacts.atlas_rows(loaded.model))
+            texts = [row.text for row in atlas_corpus(loaded, data_folder.dev_sets(data_folder.data_dir()))]
+            note = time_note("the atlas", texts, model_files.atlas_rows(loaded.model))
         button = gr.Button(
             visible=can_compute, **({"value": "Compute the atlas now"} if note else {})
         )  # note: how long
@@ -166,7 +174,7 @@ def head_atlas() -> dict:
         atlas (and no data folder to compute one), {"heads": [], "note": how to make one}.
     """
     atlas = ATLAS.current()
-    if atlas is None and corpus.has_dev_sets(corpus.data_dir()):
+    if atlas is None and data_folder.has_dev_sets(data_folder.data_dir()):
         atlas = ATLAS.compute()  # the one computation, shared with any request waiting for it
     return atlas or {"heads": [], "note": f"No head atlas for this model yet. Make it with: {COMMAND}"}
 

@@ -16,7 +16,7 @@ from plotly.subplots import make_subplots
 from ...explain.head import HeadScores, head_scores
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..figures import TEMPLATE, token_labels
+from ..drawing.figures import TEMPLATE, token_labels
 from ..inputs import layer_head, page_numbers, pick_position, token_choices
 from ..readers import number
 from ..registry import (

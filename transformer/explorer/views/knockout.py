@@ -20,11 +20,11 @@ from ...explain.knockout import HeadImportance, predict_with_knockout
 from ...explain.rollout import stack_attentions
 from .. import payloads, runner
 from ..analysis import Analysis, sentence_ids
-from ..colour import colour_scale, excluded_positions
-from ..export import to_jsonable
-from ..figures import attention_grid, heads_heatmap
+from ..drawing.colour import colour_scale, excluded_positions
+from ..drawing.figures import attention_grid, heads_heatmap
+from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import head_label, head_labels, parse_heads
-from ..markup import change_rows, probabilities, table
+from ..jsonable import to_jsonable
 from ..readers import choices
 from ..registry import Drawing, Page, View
 

@@ -18,9 +18,9 @@ from ...explain.layer_readout import layer_readout as readout_logits
 from ...explain.patching import DIRECTIONS, activation_patching
 from .. import runner
 from ..analysis import Analysis, EmptyInputError, InputError, analyze, sentence_ids
+from ..drawing.markup import table
+from ..drawing.patching import heads_figure, readout_figure, restored_figure
 from ..inputs import shown
-from ..markup import table
-from ..patching_figures import heads_figure, readout_figure, restored_figure
 from ..readers import choice
 from ..registry import Drawing, Page, View, read_text
 

@@ -15,8 +15,8 @@ from ...explain.counterfactual import perturb_token
 from ...tokenizer import MASK_TOKEN
 from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
+from ..drawing.markup import change_rows, probabilities, sentence, table
 from ..inputs import pick_position, shown, token_choices, whole_number
-from ..markup import change_rows, probabilities, sentence, table
 from ..readers import choice, number
 from ..registry import Drawing, Page, View
 

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ...interface import SINUSOIDAL_POSITIONS
 from .. import analysis, runner
 from ..analysis import Analysis
-from ..figures import ENCODING_COLORS, TEMPLATE, token_labels
+from ..drawing.figures import ENCODING_COLORS, TEMPLATE, token_labels
 from ..registry import Drawing, Page, PageValues, View
 
 MAX_DIMS = 8  # positional-encoding dimensions drawn at once

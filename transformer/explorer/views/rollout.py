@@ -15,10 +15,10 @@ import torch
 from ...explain.rollout import attention_rollout, pooled_relevance
 from .. import runner
 from ..analysis import Analysis, model_attentions
-from ..colour import colour_scale, excluded_positions
-from ..export import to_jsonable
-from ..figures import attention_heatmap, heatmap, token_labels
+from ..drawing.colour import colour_scale, excluded_positions
+from ..drawing.figures import attention_heatmap, heatmap, token_labels
 from ..inputs import layer_index, page_number
+from ..jsonable import to_jsonable
 from ..registry import Drawing, Page, View, layer_choices, read_layer
 
 RESIDUAL_WEIGHT = 0.5

@@ -22,7 +22,7 @@ from plotly.subplots import make_subplots
 from ...interface import TUTORIAL_BLOCKS
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..figures import TEMPLATE, token_labels
+from ..drawing.figures import TEMPLATE, token_labels
 from ..registry import Drawing, Page, View
 
 TITLE = "Token embeddings"

@@ -26,9 +26,9 @@ from ...positional_encoding import PositionalEncoding
 from ...tokenizer import encode_batch
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..figures import TEMPLATE, escape, token_labels
+from ..drawing.figures import TEMPLATE, escape, token_labels
+from ..drawing.panels import Panel, panel_figure
 from ..inputs import layer_head, page_number, whole_number
-from ..panels import Panel, panel_figure
 from ..readers import number
 from ..registry import (
     Drawing,

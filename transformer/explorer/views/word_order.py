@@ -16,9 +16,9 @@ import torch
 from ...explain.counterfactual import WordOrder, sentence_permutation, word_order_experiment
 from .. import runner
 from ..analysis import Analysis, InputError, check_text, sentence_ids
-from ..figures import CLASS_COLOURS, TEMPLATE, escape
+from ..drawing.figures import CLASS_COLOURS, TEMPLATE, escape
+from ..drawing.markup import sentence, table
 from ..inputs import whole_number
-from ..markup import sentence, table
 from ..readers import choice, number
 from ..registry import Drawing, Page, View, read_text
 

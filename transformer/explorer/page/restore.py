@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import readers, runner
+from .. import readers, runner
+from ..analysis import Analysis
+from ..drawing.colour import LEAVE_OUT, SCALES
+from ..registry import Reading, head_choices
+from ..serving.link_store import load_link
+from ..views import VIEWS, positional_encoding
 from .address import GRADIO_VIEWS, LINK_PARAM, address
-from .analysis import Analysis
-from .colour import LEAVE_OUT, SCALES
-from .link_store import load_link
 from .page import FIRST_VIEW, show_text
-from .registry import Reading, head_choices
-from .views import VIEWS, positional_encoding
 
 VIEW_IDS = [view.id for view in VIEWS]
 

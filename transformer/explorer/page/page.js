@@ -1,4 +1,4 @@
-// The page's own scripts, loaded once in the page's <head> (explorer/scripts.py) after `window.explorerConfig`,
+// The page's own scripts, loaded once in the page's <head> (explorer/page/scripts.py) after `window.explorerConfig`,
 // the data they need from the server. Events call them as `explorer.<name>(values, ...)`: `values` are what
 // Gradio passes a `js=` function (the event's inputs, then its outputs), and what they return is the event's
 // values to send on. Only `window.explorer` is global.

@@ -22,12 +22,12 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from ..registry import Drawing, Page
+from ..views import VIEWS
 from . import scripts
 from .address import GLOBAL_PARAMS, TEXT_PARAMS, URL_PARAMS, VIEW_PARAMS, share_link
 from .page import MAIN_VIEWS, show_text
-from .registry import Drawing, Page
 from .restore import restore_controls, restore_view, unrestored
-from .views import VIEWS
 
 LOG = logging.getLogger(__name__)
 

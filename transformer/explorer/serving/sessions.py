@@ -8,7 +8,7 @@ later. Here a closed page (``demo.unload``, run when its heartbeat connection en
 
 A session here is a ``LeanSession``: it keeps what handlers read (``gr.State`` values, components changed
 by an update) but not Gradio's copy of every component's configuration and last value sent, every figure
-included, which only Gradio's deep-link route reads (``server`` replaces that route).
+included, which only Gradio's deep-link route reads (``page.launch`` replaces that route).
 """
 
 from __future__ import annotations

@@ -4,16 +4,18 @@
 it is a main view (``View.main``: Attention, All heads, Positional encoding); the other main views are
 cleared and drawn from the kept analysis when their tab is opened, so one analysis sends one view's figure.
 Their own controls and the colour scale redraw from it without calling the model. It computes no
-explanation: the other tabs are drawn when used (``explorer/events.py``), and a tab whose numbers need the
+explanation: the other tabs are drawn when used (``explorer/page/events.py``), and a tab whose numbers need the
 model keeps them in its own ``gr.State`` with the analysis and controls they came from (``runner.kept_view``).
 """
 
 from __future__ import annotations
 
-from . import address, runner, scripts, theme, token_spans
-from .analysis import Analysis, EmptyInputError, InputError
-from .registry import PageValues
-from .views import VIEWS
+from .. import runner
+from ..analysis import Analysis, EmptyInputError, InputError
+from ..drawing import theme, token_spans
+from ..registry import PageValues
+from ..views import VIEWS
+from . import address, scripts
 
 DRAW_MAIN = {view.id: view.main for view in VIEWS if view.main}
 MAIN_VIEWS = list(DRAW_MAIN)  # the order of ``show_text``'s figures

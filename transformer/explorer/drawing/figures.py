@@ -23,8 +23,8 @@ import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 
+from ..inputs import page_number
 from .colour import colour_limit, normalise_attention
-from .inputs import page_number
 
 ATTENTION_COLORS = "Blues"
 ENCODING_COLORS = "RdBu"

@@ -1,8 +1,8 @@
 """A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them.
 
 Gradio runs a concurrency group's waiting jobs first in, first out. In the group of page events and heavy
-endpoints (``server.MODEL_WORK``) a client with several jobs queued ahead would make the next visitor wait for all of
-them, and forty clients with one heavy job each would make a light call wait behind forty heavy ones.
+endpoints (``page.launch.MODEL_WORK``) a client with several jobs queued ahead would make the next visitor wait for
+all of them, and forty clients with one heavy job each would make a light call wait behind forty heavy ones.
 ``make_fair`` reorders the waiting jobs after each new one by the cost their client has ahead of them, this
 job's included (``admission.call_cost``; running jobs count): a visitor's light call goes before anyone's heavy
 job, and among equals the earlier arrival goes first; a client alone keeps its order.

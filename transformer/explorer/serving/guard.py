@@ -1,6 +1,6 @@
 """The server's front door: what a request may reach and how much of the server one client may hold at once.
 
-``Guard`` is an ASGI middleware around Gradio's app (``server.launch_settings`` installs it). Per request:
+``Guard`` is an ASGI middleware around Gradio's app (``page.launch.launch_settings`` installs it). Per request:
 
 - **Deny by default.** Only the routes the page, the named API endpoints and MCP use pass (``ALLOWED``); every
   other route answers 404 before Gradio sees it, whatever Gradio adds next. Uploads and URL fetches
@@ -203,7 +203,7 @@ class Guard:
         if scope["type"] == "websocket":  # the app serves none
             return await send({"type": "websocket.close", "code": 1008})
         if scope["type"] != "http":
-            if scope["type"] == "lifespan":  # the server's own tasks settle finished jobs (``server.lifespan``)
+            if scope["type"] == "lifespan":  # the server's own tasks settle finished jobs (``page.launch.lifespan``)
                 setattr(scope["app"].state, ADMISSION, self.admission)
             return await self.app(scope, receive, send)
         client = self.identify(scope)

@@ -37,7 +37,9 @@ import h11
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from . import admission, clients, fair_queue, guard, page, scripts, sessions, theme
+from ..drawing import theme
+from ..serving import admission, clients, fair_queue, guard, sessions
+from . import page, scripts
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)

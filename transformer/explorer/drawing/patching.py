@@ -11,8 +11,8 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 import torch
 
+from ..inputs import page_number
 from .figures import TEMPLATE, TOUCH, escape, heads_heatmap, heatmap, token_labels
-from .inputs import page_number
 
 COLOURS = TEMPLATE.layout.colorway
 

@@ -11,7 +11,7 @@ import html
 import plotly.graph_objects as go
 import torch
 
-from ..explain.faithfulness import Faithfulness, Verdict
+from ...explain.faithfulness import Faithfulness, Verdict
 from .figures import TEMPLATE, TOUCH, escape
 from .markup import table
 
@@ -114,7 +114,7 @@ def corpus_table(result: Faithfulness, corpus: dict | None) -> str:
 
     Args:
         result: this sentence's curves.
-        corpus: the loaded model's ``faithfulness.json`` data (``artifacts.build_faithfulness``), or None.
+        corpus: the loaded model's ``faithfulness.json`` data (``model_files.build_faithfulness``), or None.
     """
     if corpus is None or result.mode not in corpus.get("modes", {}):
         return (

@@ -1,6 +1,6 @@
-// The phone layout (below `explorerConfig.phone.phonePx` wide), loaded once in the page's <head> (explorer/scripts.py).
+// The phone layout (below `explorerConfig.phone.phonePx` wide), loaded once in the page's <head> (explorer/page/scripts.py).
 // The server draws one figure for every screen; this wraps Plotly.react, which Gradio calls for every figure it
-// shows, so that each is laid out for the width as plotly draws it, at no second draw (explorer/theme.py says what
+// shows, so that each is laid out for the width as plotly draws it, at no second draw (explorer/drawing/theme.py says what
 // changes).
 (() => {
   "use strict";

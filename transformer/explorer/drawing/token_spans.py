@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .analysis import Analysis
+from ..analysis import Analysis
 
 
 def text_pieces(text: str, offsets: list[tuple[int, int]]) -> list[tuple[str, int | None]]:

@@ -22,7 +22,7 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from .analysis import InputError
+from ..analysis import InputError
 from .clients import RateLimit
 from .pruning import prune_oldest
 

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Sequence
 
 import torch
 
-from ..tokenizer import SPECIAL_TOKENS
+from ...tokenizer import SPECIAL_TOKENS
 
 SCALES = ("global", "row")
 # What the colour scale can leave out: (what the page says, the value in the address and the API)

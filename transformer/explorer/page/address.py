@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import gradio as gr
 
-from . import clients, link_store, runner
-from .analysis import InputError
-from .registry import read_text
-from .views import VIEWS
+from .. import runner
+from ..analysis import InputError
+from ..registry import read_text
+from ..serving import clients, link_store
+from ..views import VIEWS
 
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
 LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``

@@ -1,4 +1,4 @@
-"""The loaded model's artifacts (``artifacts``): each read from next to the model first, else from the explorer's
+"""The loaded model's artifacts (``model_files``): each read from next to the model first, else from the explorer's
 cache folder, else computed once in this process and written to the cache folder, never next to the model.
 
 A ``ModelArtifact`` is one file of them (the head atlas, the behaviour report, the faithfulness means).
@@ -18,11 +18,12 @@ from pathlib import Path
 
 import gradio as gr
 
-from ..loading import INDEX_FILE
-from . import artifacts, corpus, runner
+from ...loading import INDEX_FILE
+from .. import runner
+from . import data_folder, model_files
 
 RUN = "run"  # how a tab's hidden box's value that computes its artifact begins (``run_request``)
-# A computation the model's size puts above this many seconds (``artifacts.nominal_seconds``) says how long it will
+# A computation the model's size puts above this many seconds (``model_files.nominal_seconds``) says how long it will
 # take, measured here, before it starts: a DistilBERT-base's atlas, errors and behaviour, never the bundled model's.
 SAY_TIME_AFTER_SECONDS = 60.0
 COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_FOLDER"  # writes them next to a model
@@ -32,19 +33,19 @@ COMMAND = "python -m transformer.artifacts --model MODEL_FOLDER --data-dir DATA_
 def model_identity() -> tuple[Path | None, str | None]:
     """The explorer's model folder and the sha256 of its weights (None, None when it has no local folder).
 
-    The weights are model.safetensors, or a sharded checkpoint's index and shards (``artifacts.model_hash``).
+    The weights are model.safetensors, or a sharded checkpoint's index and shards (``model_files.model_hash``).
     """
     folder = runner.get_model()[0].folder
-    if folder is None or not any((folder / name).is_file() for name in (artifacts.WEIGHTS_FILE, INDEX_FILE)):
+    if folder is None or not any((folder / name).is_file() for name in (model_files.WEIGHTS_FILE, INDEX_FILE)):
         return None, None
-    return folder, artifacts.model_hash(folder)
+    return folder, model_files.model_hash(folder)
 
 
 class ModelArtifact:
     """One artifact file of the loaded model.
 
     Args:
-        name: its file name (``artifacts.ATLAS_FILE``...).
+        name: its file name (``model_files.ATLAS_FILE``...).
         build: ``build(sha256) -> data``, what computes it for the loaded model (None: it is only ever read).
     """
 
@@ -57,8 +58,8 @@ class ModelArtifact:
 
     def _read(self, folder: Path | None, sha: str | None) -> dict | None:
         """The file on disk, read once: next to the model first, else in the cache folder."""
-        bundled = artifacts.read_artifact(folder, self.name, sha)
-        return bundled or artifacts.read_artifact(artifacts.cache_folder(sha), self.name, sha)
+        bundled = model_files.read_artifact(folder, self.name, sha)
+        return bundled or model_files.read_artifact(model_files.cache_folder(sha), self.name, sha)
 
     def current(self) -> dict | None:
         """The model's data: computed in this process, else stored for it, else None."""
@@ -67,7 +68,7 @@ class ModelArtifact:
 
     def compute(self) -> dict:
         """The model's data, built (``build``) only when there is none yet, kept for the process and written to
-        the cache folder (``artifacts.cache_artifact``: when it cannot be written it is kept in memory only)."""
+        the cache folder (``model_files.cache_artifact``: when it cannot be written it is kept in memory only)."""
         data = self.current()
         if data is not None:
             return data
@@ -77,7 +78,7 @@ class ModelArtifact:
                 return data
             sha = model_identity()[1]
             data = self.build(sha or "unknown")
-            artifacts.cache_artifact(self.name, data)
+            model_files.cache_artifact(self.name, data)
             self._computed[sha] = data
             return data
 
@@ -112,13 +113,13 @@ def duration(seconds: float) -> str:
 def time_note(what: str, texts: list[str], rows_per_text: int = 1) -> str:
     """How long computing ``what`` (``rows_per_text`` forward rows of each of ``texts``) will take with the loaded
     model, as one HTML paragraph; "" when its size puts it under ``SAY_TIME_AFTER_SECONDS``. The time is measured:
-    one pass timed now (``artifacts.measured_seconds``), so a busy machine says more."""
+    one pass timed now (``model_files.measured_seconds``), so a busy machine says more."""
     loaded = runner.get_model()[0]
     encodings = loaded.tokenizer.encode_batch(texts)
-    ids = [encoding.ids[: loaded.model.max_len] for encoding in encodings if encoding.ids]  # as ``artifacts.encode``
-    if artifacts.nominal_seconds(loaded.model, ids, rows_per_text) <= SAY_TIME_AFTER_SECONDS:
+    ids = [encoding.ids[: loaded.model.max_len] for encoding in encodings if encoding.ids]  # as ``model_files.encode``
+    if model_files.nominal_seconds(loaded.model, ids, rows_per_text) <= SAY_TIME_AFTER_SECONDS:
         return ""
-    seconds = artifacts.measured_seconds(loaded.model, ids, rows_per_text)
+    seconds = model_files.measured_seconds(loaded.model, ids, rows_per_text)
     return (
         f"<p><b>This model is large: {html.escape(what)} takes about {duration(seconds)} here</b> ({len(texts):,} "
         f"texts, {rows_per_text * len(texts):,} rows through the model, timed from one pass now); a progress bar "
@@ -142,8 +143,8 @@ def data_folder_for(what: str, them: str = "it") -> Path:
     Raises:
         gr.Error: there is no data folder with the dev sets here.
     """
-    data_dir = corpus.data_dir()
-    if not corpus.has_dev_sets(data_dir):
+    data_dir = data_folder.data_dir()
+    if not data_folder.has_dev_sets(data_dir):
         message = f"No data folder here to compute {what} from. Make {them} with: {COMMAND}"
         raise gr.Error(message, print_exception=False)
     return data_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..loading import DEFAULT_MODEL_DIR
+from ...loading import DEFAULT_MODEL_DIR
 
 
 def model_source(source: str) -> str:

@@ -1,7 +1,7 @@
 """The files kept next to a model for its corpus views: the head atlas, the dev-set errors and the behaviour suite.
 
 ``head_atlas.json`` holds every head's behaviour, role, top tokens and importance over the reference
-corpus (``corpus.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
+corpus (``data_folder.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
 most confident first (at most 1 MB); ``behaviour.json`` the behavioural suite's report (``behaviour.report``:
 failure rates per test and capability, every failing case), which needs no data folder; ``faithfulness.json``
 each explanation method's mean AOPC by erasure over the reference corpus (``explain.corpus_faithfulness``).
@@ -30,18 +30,18 @@ from pathlib import Path
 import torch
 from tqdm import tqdm
 
-from ..behaviour import build_suite, run_suite
-from ..behaviour.report import build_report
-from ..behaviour.suite import Test
-from ..explain import atlas
-from ..explain.attribution import DEFAULT_IG_STEPS
-from ..explain.batching import rows_per_pass
-from ..explain.budget import FLOPS_PER_SECOND, row_flops
-from ..explain.corpus_faithfulness import corpus_faithfulness
-from ..explain.faithfulness import PERCENTS, RANDOM_SEEDS
-from ..loading import INDEX_FILE, shard_names
-from .corpus import REFERENCE_SIZE, Row, reference_corpus
-from .inputs import numbered_heads
+from ...behaviour import build_suite, run_suite
+from ...behaviour.report import build_report
+from ...behaviour.suite import Test
+from ...explain import atlas
+from ...explain.attribution import DEFAULT_IG_STEPS
+from ...explain.batching import rows_per_pass
+from ...explain.budget import FLOPS_PER_SECOND, row_flops
+from ...explain.corpus_faithfulness import corpus_faithfulness
+from ...explain.faithfulness import PERCENTS, RANDOM_SEEDS
+from ...loading import INDEX_FILE, shard_names
+from ..inputs import numbered_heads
+from .data_folder import REFERENCE_SIZE, Row, reference_corpus
 
 ATLAS_FILE = "head_atlas.json"
 ERRORS_FILE = "errors.json"

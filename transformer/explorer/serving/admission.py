@@ -19,7 +19,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from .analysis import MAX_INPUT_CHARS
+from ..analysis import MAX_INPUT_CHARS
 
 LIGHT_COST = 1.0  # /predict, /attention and the like: one forward pass, a small answer
 PAGE_EVENT_COST = 2.0  # a page event (``queue/join`` by number): the analysis or one view drawn from it

@@ -14,8 +14,8 @@ import re
 import gradio as gr
 from gradio.utils import get_function_description
 
-from . import payloads, runner
-from .views import VIEWS
+from .. import payloads, runner
+from ..views import VIEWS
 
 
 def predict(text: str) -> dict:

@@ -1,0 +1,5 @@
+"""Serving many people for weeks: the server's front door (``guard``), who a client is and its rate limits
+(``clients``), what each client holds (``admission``), a fair queue (``fair_queue``), sessions released when
+their page goes (``sessions``), shared links (``link_store``), bounded download files (``export_files``) and
+folders kept bounded (``pruning``). It imports no view.
+"""
