@@ -10,7 +10,8 @@ import pytest
 import torch
 from app_fixtures import MARKUP
 
-from transformer.explorer import analysis, inputs, readers
+from transformer.explorer import analysis, inputs
+from transformer.explorer import inputs as readers
 from transformer.explorer.analysis import InputError
 from transformer.explorer.drawing.colour import excluded_positions
 from transformer.explorer.jsonable import to_jsonable

@@ -2,11 +2,13 @@
 
 The one place where the page's numbering meets the model's: layers and heads count from 1 on the
 page, in the address and in every API argument and answer, and from 0 in ``transformer.explain``.
-``layer_head`` (and ``layer_index``) turn the page's numbers into the model's indices, and
-``page_number`` and ``page_numbers`` turn the model's indices back. Token positions count from 0
-everywhere, as in the token labels.
+``layer_head`` (and ``layer_index``, ``model_head``) turn the page's numbers into the model's indices,
+``page_number`` and ``page_numbers`` turn the model's indices back, and ``numbers`` lists the page's numbers of
+a model's layers or heads. Token positions count from 0 everywhere, as in the token labels.
 
-A bad value raises ``analysis.InputError`` with a message that says what is allowed.
+A bad value raises ``analysis.InputError`` with a message that says what is allowed. The page address's
+readers (``choice``, ``choices``, ``number``) instead return None for a value the page does not offer, which
+the app reads as "keep what is on the page": every value in an address is untrusted.
 """
 
 from __future__ import annotations
@@ -54,6 +56,21 @@ def model_index(number: int) -> int:
 def layer_index(layer, num_layers: int) -> int:
     """A layer counted from 1 as the model's 0-based index, range-checked."""
     return model_index(whole_number(layer, "Layer", 1, num_layers))
+
+
+def numbers(count: int) -> range:
+    """The page's numbers of ``count`` layers or heads: 1 to ``count``."""
+    return range(1, count + 1)
+
+
+def checked_numbers(layer, head, num_layers: int, num_heads: int) -> tuple[int, int]:
+    """A layer and head counted from 1, range-checked, and still counted from 1 (for Compare's two models)."""
+    return whole_number(layer, "Layer", 1, num_layers), whole_number(head, "Head", 1, num_heads)
+
+
+def model_head(layer: int, head: int, num_layers: int, num_heads: int) -> tuple[int, int] | None:
+    """A checked layer and head counted from 1 as a model's 0-based (layer, head); None when it has no such head."""
+    return (model_index(layer), model_index(head)) if layer <= num_layers and head <= num_heads else None
 
 
 def page_number(index: int) -> int:
@@ -161,3 +178,25 @@ def pick_position(value, n: int) -> int:
 def token_choices(tokens: Sequence[str]) -> list[tuple[str, int]]:
     """Dropdown choices for picking a token: ("position token", position); Gradio shows them as plain text."""
     return [(f"{position} {token}", position) for position, token in enumerate(tokens)]
+
+
+def choice(value: str | None, allowed: Sequence):
+    """The allowed choice whose text is ``value`` (choices may be numbers: "2" gives 2), or None."""
+    return next((option for option in allowed if str(option) == value), None) if value is not None else None
+
+
+def choices(value: str | None, allowed: Sequence) -> list | None:
+    """A comma-separated list of allowed choices ("" is the empty list), or None if any is not allowed."""
+    if value is None:
+        return None
+    picked = [choice(part.strip(), allowed) for part in value.split(",") if part.strip()]
+    return None if None in picked else picked
+
+
+def number(value: str | None, low: int, high: int) -> int | None:
+    """A whole number in [low, high], or None."""
+    try:
+        parsed = int(value)
+    except (TypeError, ValueError):
+        return None
+    return parsed if low <= parsed <= high else None

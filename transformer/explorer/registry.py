@@ -14,9 +14,8 @@ from dataclasses import dataclass, field
 import gradio as gr
 
 from ..interface import TUTORIAL_BLOCKS
-from . import readers
 from .analysis import MAX_INPUT_CHARS, InputError
-from .inputs import MEAN_HEAD
+from .inputs import MEAN_HEAD, choice, numbers
 
 
 @dataclass(frozen=True)
@@ -140,22 +139,22 @@ def read_text(value: str, reading: Reading) -> str:
 
 def read_layer(value: str, reading: Reading) -> int | None:
     """The reader of a layer parameter: a layer of the model, counted from 1."""
-    return readers.choice(value, range(1, reading.model.num_layers + 1))
+    return choice(value, numbers(reading.model.num_layers))
 
 
 def read_head(value: str, reading: Reading) -> int | None:
     """The reader of a head parameter: a head of the model, counted from 1."""
-    return readers.choice(value, range(1, reading.model.num_heads + 1))
+    return choice(value, numbers(reading.model.num_heads))
 
 
 def layer_choices(model) -> list[tuple[str, int]]:
     """Radio choices for a layer, "1".."L"."""
-    return [(str(i), i) for i in range(1, model.num_layers + 1)]
+    return [(str(i), i) for i in numbers(model.num_layers)]
 
 
 def head_choices(model, mean: bool = False) -> list[tuple[str, int | str]]:
     """Radio choices for a head, "1".."H"; with ``mean``, the values are strings and "mean of heads" is added."""
-    heads = range(1, model.num_heads + 1)
+    heads = numbers(model.num_heads)
     if mean:
         return [(str(h), str(h)) for h in heads] + [("mean of heads", MEAN_HEAD)]
     return [(str(h), h) for h in heads]

@@ -26,7 +26,7 @@ from .drawing.colour import colour_scale, excluded_positions
 from .drawing.figures import TEMPLATE, attention_heatmap
 from .drawing.markup import change_rows, probabilities, table
 from .drawing.token_spans import text_pieces
-from .inputs import PREDICTED, class_index, model_index, whole_number
+from .inputs import PREDICTED, checked_numbers, class_index, model_head
 
 NAMES = ("A", "B")
 
@@ -96,8 +96,8 @@ def models_view(
         InputError: ``layer`` or ``head`` is in neither model.
     """
     shapes = [result.attentions.shape[:2] for result in results]
-    layer = whole_number(layer, "Layer", 1, max(layers for layers, _ in shapes))
-    head = whole_number(head, "Head", 1, max(heads for _, heads in shapes))
+    layer, head = checked_numbers(layer, head, max(layers for layers, _ in shapes), max(heads for _, heads in shapes))
+    cells = [model_head(layer, head, layers, heads) for layers, heads in shapes]  # None: the model lacks the head
     readings = tuple(
         Reading(
             name=name,
@@ -108,13 +108,11 @@ def models_view(
             probabilities=result.probabilities,
             num_layers=layers,
             num_heads=heads,
-            attention=result.attentions[model_index(layer), model_index(head)]
-            if layer <= layers and head <= heads
-            else None,
+            attention=None if cell is None else result.attentions[cell],
             attributions=explained,
         )
-        for name, result, explained, source, (layers, heads) in zip(
-            NAMES, results, attributions, sources, shapes, strict=True
+        for name, result, explained, source, (layers, heads), cell in zip(
+            NAMES, results, attributions, sources, shapes, cells, strict=True
         )
     )
     return ModelsView(text=results[0].text, layer=layer, head=head, readings=readings)

@@ -15,8 +15,8 @@ import numpy as np
 from ..explain.attention_norms import weighted
 from . import runner
 from .analysis import Analysis
+from .inputs import choice
 from .payloads import chosen_maps
-from .readers import choice
 from .registry import Reading
 
 WEIGHTS, NORMS = "weights", "norms"

@@ -320,7 +320,9 @@ def _grid_skeleton(num_layers: int, num_heads: int, show_ticks: bool) -> go.Figu
         horizontal_spacing=0.02,
         vertical_spacing=0.05,  # set per figure from its height (``_space_layers``)
         subplot_titles=[
-            f"layer {layer + 1} · head {head + 1}" for layer in range(num_layers) for head in range(num_heads)
+            f"layer {page_number(layer)} · head {page_number(head)}"
+            for layer in range(num_layers)
+            for head in range(num_heads)
         ],
     )
     # make_subplots already keeps tick labels to the bottom row and the first column only; margins are set per
@@ -398,7 +400,7 @@ def _small_multiples(labels: list[str], colours: np.ndarray, shown: np.ndarray |
                 "x": labels,
                 "y": labels,
                 "coloraxis": "coloraxis",
-                "hovertemplate": f"layer {layer + 1} · head {head + 1}<br>{hover}",
+                "hovertemplate": f"layer {page_number(layer)} · head {page_number(head)}<br>{hover}",
                 **({"customdata": shown[layer, head]} if shown is not None else {}),
             }
             for layer, head in cells

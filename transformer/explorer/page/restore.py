@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gradio as gr
 
-from .. import readers, runner
+from .. import inputs, runner
 from ..analysis import Analysis
 from ..drawing.colour import LEAVE_OUT, SCALES
 from ..registry import Reading, head_choices
@@ -23,7 +23,7 @@ VIEW_IDS = [view.id for view in VIEWS]
 
 def _page_choice(value, allowed: list, default):
     """The page's ``value`` when it is one of the ``allowed`` choices, else ``default``."""
-    picked = readers.choice(str(value), allowed) if isinstance(value, str | int) else None
+    picked = inputs.choice(str(value), allowed) if isinstance(value, str | int) else None
     return default if picked is None else picked
 
 
@@ -62,7 +62,7 @@ def restore_view(
     """
     params = address(request)
     model = runner.get_model()[0].model
-    layers, heads = list(range(1, model.num_layers + 1)), [value for _, value in head_choices(model, mean=True)]
+    layers, heads = list(inputs.numbers(model.num_layers)), [value for _, value in head_choices(model, mean=True)]
     leave_out_values = [value for _, value in LEAVE_OUT]  # the page's own values are checked against the same
     read = {name: reader(params.get(name)) for name, reader in page_readers(model).items()}
     text = params.get("text", text if isinstance(text, str) else "")
@@ -77,14 +77,14 @@ def restore_view(
 
 def page_readers(model) -> dict:
     """{page address parameter: its reader, ``value -> allowed value or None``} (the text needs none)."""
-    layers, heads = list(range(1, model.num_layers + 1)), [value for _, value in head_choices(model, mean=True)]
+    layers, heads = list(inputs.numbers(model.num_layers)), [value for _, value in head_choices(model, mean=True)]
     leave_out_values = [value for _, value in LEAVE_OUT]
     return {
-        "layer": lambda value: readers.choice(value, layers),
-        "head": lambda value: readers.choice(value, heads),
-        "scale": lambda value: readers.choice(value, SCALES),
-        "leave_out": lambda value: readers.choices(value, leave_out_values),
-        "view": lambda value: readers.choice(value, VIEW_IDS),
+        "layer": lambda value: inputs.choice(value, layers),
+        "head": lambda value: inputs.choice(value, heads),
+        "scale": lambda value: inputs.choice(value, SCALES),
+        "leave_out": lambda value: inputs.choices(value, leave_out_values),
+        "view": lambda value: inputs.choice(value, VIEW_IDS),
     }
 
 
@@ -121,7 +121,7 @@ def restore_controls(result: Analysis | None, request: gr.Request | None) -> dic
     for view in VIEWS:
         params |= {name: params[page] for name, page in view.fallbacks.items() if name not in params and page in params}
     reading = Reading(runner.get_model()[0].model, len(result.tokens) if result is not None else 0)
-    read_params = {"view": lambda value, _: readers.choice(value, VIEW_IDS)}
+    read_params = {"view": lambda value, _: inputs.choice(value, VIEW_IDS)}
     read_params |= {name: read for view in VIEWS for name, read in view.params.items()}
     restored = {name: read(params[name], reading) for name, read in read_params.items() if name in params}
     return {name: value for name, value in restored.items() if value is not None}

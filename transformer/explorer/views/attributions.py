@@ -25,8 +25,7 @@ from ..drawing.attributions import attribution_figure, attribution_html
 from ..drawing.erasure import corpus_table, faithfulness_figure, faithfulness_html
 from ..drawing.figures import escape, heatmap
 from ..drawing.token_spans import text_pieces
-from ..inputs import PREDICTED, class_index, shown, whole_number
-from ..readers import choice, number
+from ..inputs import PREDICTED, choice, class_index, number, shown, whole_number
 from ..registry import Drawing, Page, View
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers

@@ -23,9 +23,8 @@ from ..drawing import status
 from ..drawing.colour import colour_scale, excluded_positions
 from ..drawing.figures import attention_heatmap
 from ..drawing.markup import change_rows, probabilities, table
-from ..inputs import layer_head, page_numbers
+from ..inputs import choice, layer_head, numbers, page_numbers
 from ..jsonable import to_jsonable
-from ..readers import choice
 from ..registry import Drawing, Page, Reading, View, head_choices, layer_choices, read_text
 from ..two_models import attributions_of, models_panel, models_view
 
@@ -277,12 +276,12 @@ def both_shapes() -> tuple[int, int]:
 
 def read_compare_layer(value: str, reading: Reading) -> int | None:
     """A layer of either model, counted from 1."""
-    return choice(value, range(1, both_shapes()[0] + 1))
+    return choice(value, numbers(both_shapes()[0]))
 
 
 def read_compare_head(value: str, reading: Reading) -> int | None:
     """A head of either model, counted from 1."""
-    return choice(value, range(1, both_shapes()[1] + 1))
+    return choice(value, numbers(both_shapes()[1]))
 
 
 def models_layout(page: Page) -> Drawing:
@@ -295,8 +294,8 @@ def models_layout(page: Page) -> Drawing:
     layers, heads = both_shapes()
     with gr.Row(equal_height=True):
         text = gr.Textbox(visible=False, elem_id="compare-text")  # holds the address's second sentence, unused here
-        layer = gr.Radio([(str(i), i) for i in range(1, layers + 1)], value=1, label="Layer", elem_id="compare-layer")
-        head = gr.Radio([(str(i), i) for i in range(1, heads + 1)], value=1, label="Head", elem_id="compare-head")
+        layer = gr.Radio([(str(i), i) for i in numbers(layers)], value=1, label="Layer", elem_id="compare-layer")
+        head = gr.Radio([(str(i), i) for i in numbers(heads)], value=1, label="Head", elem_id="compare-head")
     prediction_a, prediction_b, summary, heatmap_a, heatmap_b = predictions_and_heads("Model")
     with gr.Row():
         text_a = gr.HTML(elem_id="compare-text-a", elem_classes="explain-html")

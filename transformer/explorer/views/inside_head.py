@@ -17,8 +17,7 @@ from ...explain.head import HeadScores, head_scores
 from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..drawing.figures import TEMPLATE, token_labels
-from ..inputs import layer_head, page_numbers, pick_position, token_choices
-from ..readers import number
+from ..inputs import layer_head, number, page_numbers, pick_position, token_choices
 from ..registry import (
     Drawing,
     Page,

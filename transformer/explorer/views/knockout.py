@@ -23,9 +23,8 @@ from ..analysis import Analysis, sentence_ids
 from ..drawing.colour import colour_scale, excluded_positions
 from ..drawing.figures import attention_grid, heads_heatmap
 from ..drawing.markup import change_rows, probabilities, table
-from ..inputs import head_label, head_labels, parse_heads
+from ..inputs import choices, head_label, head_labels, parse_heads
 from ..jsonable import to_jsonable
-from ..readers import choices
 from ..registry import Drawing, Page, View
 
 

@@ -20,8 +20,7 @@ from .. import runner
 from ..analysis import Analysis, EmptyInputError, InputError, analyze, sentence_ids
 from ..drawing.markup import table
 from ..drawing.patching import heads_figure, readout_figure, restored_figure
-from ..inputs import shown
-from ..readers import choice
+from ..inputs import choice, shown
 from ..registry import Drawing, Page, View, read_text
 
 EXAMPLES = {  # each pair the same length for the bundled model's tokenizer, and each flips its prediction

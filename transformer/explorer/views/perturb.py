@@ -16,8 +16,7 @@ from ...tokenizer import MASK_TOKEN
 from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
 from ..drawing.markup import change_rows, probabilities, sentence, table
-from ..inputs import pick_position, shown, token_choices, whole_number
-from ..readers import choice, number
+from ..inputs import choice, number, pick_position, shown, token_choices, whole_number
 from ..registry import Drawing, Page, View
 
 PERTURBATIONS = ("mask", "remove")

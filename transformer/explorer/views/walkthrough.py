@@ -28,8 +28,7 @@ from .. import runner
 from ..analysis import Analysis, sentence_ids
 from ..drawing.figures import TEMPLATE, escape, token_labels
 from ..drawing.panels import Panel, panel_figure
-from ..inputs import layer_head, page_number, whole_number
-from ..readers import number
+from ..inputs import layer_head, number, page_number, whole_number
 from ..registry import (
     Drawing,
     Page,

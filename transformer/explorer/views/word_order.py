@@ -18,8 +18,7 @@ from .. import runner
 from ..analysis import Analysis, InputError, check_text, sentence_ids
 from ..drawing.figures import CLASS_COLOURS, TEMPLATE, escape
 from ..drawing.markup import sentence, table
-from ..inputs import whole_number
-from ..readers import choice, number
+from ..inputs import choice, number, whole_number
 from ..registry import Drawing, Page, View, read_text
 
 
