@@ -1,5 +1,6 @@
 """The codebase stays one a newcomer changes in an afternoon: short functions in the page's code, a short app.py,
-JavaScript in .js files, few entry points at the package's top, and a README for its readers."""
+JavaScript in .js files, few entry points at the package's top, a README for its readers, and a CHANGELOG whose
+dated releases agree with pyproject's version."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import ast
 import json
 import re
 import subprocess
+import tomllib
+from datetime import date
 from pathlib import Path
 
 from transformer.explorer.inputs import parse_heads
@@ -136,3 +139,21 @@ def test_only_inputs_py_turns_a_layer_or_head_counted_from_1_into_an_index():
     ]
     assert not found, "convert with explorer.inputs instead:\n" + "\n".join(found)
     assert converting.search("attentions[layer - 1, head - 1]") and not converting.search("num_layers - 1")
+
+
+def changelog_sections(text: str) -> list[tuple[str, str | None]]:
+    """(version, date or None) of every ``## [...]`` heading of a Keep a Changelog file, newest first."""
+    headings = re.findall(r"^## (.*)$", text, re.M)
+    found = [re.fullmatch(r"\[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?", heading) for heading in headings]
+    assert all(found), f"headings not of the form '[version] - YYYY-MM-DD': {headings}"
+    return [(match[1], match[2]) for match in found]
+
+
+def test_pyproject_has_the_changelogs_newest_release_and_every_release_has_a_date():
+    sections = changelog_sections((ROOT / "CHANGELOG.md").read_text(encoding="utf-8"))
+    released = [(version, day) for version, day in sections if version != "Unreleased"]
+    assert released and all(day for _, day in released), f"a released section without a date: {released}"
+    days = [date.fromisoformat(day) for _, day in released]
+    assert days == sorted(days, reverse=True), "releases are listed newest first"
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    assert project["version"] == released[0][0]
