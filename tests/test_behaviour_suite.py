@@ -59,18 +59,11 @@ def test_each_identity_groups_neutral_positive_and_negative_tests_weigh_the_same
             assert len(counts) == 3 and len(set(counts.values())) == 1 and min(counts.values()) > 1, (part, counts)
 
 
-def test_every_invariance_case_but_a_typo_is_texts_that_differ():
-    for test in (t for t in SUITE if t.kind == "invariance" and t.name != "typos"):
+def test_every_invariance_case_is_texts_that_differ():
+    """A typo that swapped two equal letters ("good": "o" for "o") would be one text twice, a case that cannot fail."""
+    for test in (t for t in SUITE if t.kind == "invariance"):
         for case in test.cases:
             assert len(case) >= 2 and len(set(case)) == len(case), (test.name, case)
-
-
-@pytest.mark.xfail(strict=True, reason="suite._typo swaps two equal letters in good, poor and brilliant")
-def test_every_typo_changes_the_text():
-    """24 of the 248 typo cases are one text twice ("The food was good." swapped "o" for "o"), so they cannot fail.
-    Fixing ``_typo`` changes the suite's cases, and the bundled behaviour.json with them (``make artifacts``)."""
-    for test in (t for t in SUITE if t.name == "typos"):
-        assert all(base != variant for base, variant in test.cases), test.part
 
 
 def swapped_words(base: str, variant: str) -> list[str]:
@@ -90,10 +83,6 @@ def test_a_typo_swaps_two_neighbouring_letters_of_the_opinion_word():
         adjectives = {*words.POSITIVE.part(test.part), *words.NEGATIVE.part(test.part)}
         for base, variant in test.cases:
             assert set(swapped_words(base, variant)) & adjectives, (base, variant)
-    changed = sum(base != variant for t in typos for base, variant in t.cases)
-    assert changed > 0.8 * sum(
-        len(t.cases) for t in typos
-    )  # most cases are two texts (test_every_typo_changes_the_text)
 
 
 def test_every_text_starts_with_a_capital_and_takes_a_or_an_by_the_next_sound():

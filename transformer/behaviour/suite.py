@@ -169,8 +169,10 @@ ROLES = {"selection": ("neighbour", "boss", "doctor", "teacher"), "test": ("frie
 
 
 def _typo(text: str, word: str) -> str:
-    """``text`` with two middle letters of ``word`` swapped (``great`` -> ``graet``)."""
-    i = len(word) // 2
+    """``text`` with the two different neighbouring letters of ``word`` nearest its middle swapped (``great`` ->
+    ``gerat``, ``good`` -> ``godo``): swapping two equal letters (``oo``) would leave the text as it was."""
+    middle = len(word) // 2
+    i = min((i for i in range(1, len(word)) if word[i - 1] != word[i]), key=lambda i: (abs(i - middle), -i))
     return text.replace(word, word[: i - 1] + word[i] + word[i - 1] + word[i + 1 :], 1)
 
 
