@@ -6,11 +6,14 @@ worker and the atlas's lock, keeps nothing, and the same computation then runs a
 import threading
 import time
 
+import gradio as gr
 import httpx
 from conftest import SLOW_PASSES, SLOW_WAIT, atlas_fn_index
 from fuzz_helpers import QueueCaller, _sse_lines
+from gradio.context import LocalContext
 
-from transformer.explorer import runner
+from transformer.explorer import analysis, runner
+from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.page import launch as server
 from transformer.explorer.views import head_atlas
 
@@ -90,3 +93,48 @@ def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
     wait_for(lambda: head_atlas.ATLAS.current() is not None, seconds=60)
     assert len(passes) == SLOW_PASSES
     caller.close()
+
+
+def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
+    """An explanation's job for an event (``runner.run_view``: Integrated Gradients, head importance, patching...)
+    stops as the corpus computations do, at its next pass, once that event is cancelled."""
+    result = runner.run_model("a wonderful film")
+    passes, said, started = [], [], threading.Event()
+
+    def build(model, tokenizer, result):
+        for _ in range(SLOW_PASSES):
+            passes.append(1)
+            started.set()
+            analysis.analyze(model, tokenizer, result.text)
+            time.sleep(SLOW_WAIT)
+
+    def job():
+        LocalContext.event_id.set("event-1")  # as Gradio sets it in an event's thread
+        try:
+            runner.run_view(build, result)
+        except runner.JobCancelled as error:
+            said.append(str(error))
+
+    thread = threading.Thread(target=job)
+    thread.start()
+    assert started.wait(30)
+    assert runner.cancel("event-1") and not runner.cancel("event-2")  # only the running event's job
+    thread.join(timeout=10)
+    assert not thread.is_alive() and said == [runner.CANCELLED] and len(passes) < SLOW_PASSES / 2
+    assert not runner.cancel("event-1")  # nothing left to stop
+
+
+def test_the_cancel_button_shows_only_for_a_computation_that_starts(app):
+    """The Errors tab's computation runs on every change of its hidden box, its clearing too: only a run request
+    shows the Cancel button (no flash of it at each filter change)."""
+    with gr.Blocks():
+        parts = app.lay_out_page(app.get_model()[0].model)
+    drawing = parts.drawings["errors"]
+    computed = drawing.computes[0]
+    values = {control: control.value for control in computed.inputs}
+    needed = computed.inputs[0]
+    shown = parts.show_cancel("errors", computed, values | {needed: model_artifacts.run_request()})
+    assert shown == {drawing.cancel: gr.update(visible=True)}
+    assert parts.show_cancel("errors", computed, values | {needed: ""}) == {drawing.cancel: gr.skip()}
+    atlas = parts.drawings["head-atlas"]
+    assert parts.show_cancel("head-atlas", atlas.computes[0], {}) == {atlas.cancel: gr.update(visible=True)}
