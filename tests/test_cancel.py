@@ -17,7 +17,7 @@ from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.page import launch as server
 from transformer.explorer.views import head_atlas
 
-STOPPED_WITHIN = 3.0  # seconds from /cancel to its answer: a pass or two, on a loaded machine
+STOPPED_WITHIN = 3.0  # seconds from /cancel to its answer, on a loaded machine
 
 
 def join(caller: QueueCaller, fn_index: int) -> str:
@@ -64,11 +64,12 @@ def test_cancel_stops_the_computation_frees_its_worker_and_it_runs_again(app, sl
     body = {"session_hash": caller.session_hash, "fn_index": index, "event_id": event_id}
     start = time.monotonic()
     caller.http.post(f"{caller.url}/gradio_api/cancel", json=body).raise_for_status()
-    assert time.monotonic() - start < STOPPED_WITHIN  # Gradio's /cancel waits for the job's thread to end
-    stopped_at = len(passes)
+    assert time.monotonic() - start < STOPPED_WITHIN
+    at_cancel = len(passes)
     time.sleep(10 * SLOW_WAIT)
-    assert len(passes) == stopped_at < SLOW_PASSES / 2  # the loop stopped, at most a pass after the cancel
-    assert model_jobs_running(app) == 0 and not head_atlas.ATLAS._computing.locked()  # its worker and lock free
+    assert len(passes) <= at_cancel + 1 < SLOW_PASSES / 2  # the pass under way when it came, then none
+    # Gradio frees the queue's slot either way; the lock is free only once the job's thread has ended
+    assert model_jobs_running(app) == 0 and not head_atlas.ATLAS._computing.locked()
     assert head_atlas.ATLAS.current() is None and not runner._stops  # nothing kept
     reader.join(timeout=10)
     assert any(event_id in line and "process_completed" in line for line in messages)  # the page's bar ends
