@@ -24,6 +24,7 @@ import json
 import os
 import random
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -388,3 +389,45 @@ def page(browser, url):
     page.set_default_timeout(TIMEOUT_MS)
     yield page
     context.close()
+
+
+SLOW_PASSES, SLOW_WAIT = 200, 0.05  # ``slow_atlas``'s computation: 10 s uncancelled
+
+
+@pytest.fixture
+def slow_atlas(app, tiny_data_dir, tmp_path, monkeypatch):
+    """The app served with a data folder, its Head atlas not yet computed, and its computation made long:
+    ``SLOW_PASSES`` model passes ``SLOW_WAIT`` s apart (each a point where a cancelled job stops), then a real atlas.
+    (URL, the passes run so far)."""
+    from tqdm import tqdm
+
+    from transformer.explorer import analysis
+    from transformer.explorer.corpus import data_folder as corpus
+    from transformer.explorer.views import head_atlas
+
+    loaded = app.get_model()[0]
+    sets = corpus.dev_sets(tiny_data_dir)
+    atlas = artifacts.build_atlas(loaded.model, loaded.tokenizer, corpus.reference_corpus(sets, 8), "test")
+    passes = []
+
+    def slow_build(sha: str) -> dict:
+        for _ in tqdm(range(SLOW_PASSES), desc="slow atlas"):  # the page's progress bar reads it
+            passes.append(1)
+            analysis.analyze(loaded.model, loaded.tokenizer, "a wonderful film")
+            time.sleep(SLOW_WAIT)
+        return atlas
+
+    monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))  # the tab offers to compute it
+    with without_artifact(head_atlas.ATLAS, loaded.folder, tmp_path / "cache", monkeypatch):
+        monkeypatch.setattr(head_atlas.ATLAS, "build", slow_build)
+        with serving_app(app) as url:
+            yield url, passes
+
+
+def atlas_fn_index(app) -> int:
+    """The Head atlas tab's computation: the queued event that runs its ``compute_and_show``."""
+    return next(
+        index
+        for index, fn in app.demo.fns.items()
+        if getattr(fn.fn, "args", ())[:1] == ("head-atlas",) and fn.name == "compute_and_show" and fn.queue
+    )

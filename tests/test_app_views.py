@@ -1,5 +1,6 @@
 """The explanation views in the app: each endpoint's numbers, the tabs' handlers, and the page address."""
 
+import base64
 import csv
 import inspect
 import io
@@ -160,11 +161,19 @@ def test_compare_endpoint_lines_up_shared_tokens(app):
     close(answer["difference"], b[np.ix_(index_b, index_b)] - a, atol=3e-6)
 
 
+def decoded(array: dict) -> np.ndarray:
+    """An array of ``/export``'s answer, as its docstring says to read it."""
+    assert array["dtype"] == "float32"
+    return np.frombuffer(base64.b64decode(array["base64"]), "<f4").reshape(array["shape"])
+
+
 def test_export_endpoint_parses_back_to_the_same_numbers(app, result):
     answer = views.export.export(SENTENCE, layer=2, head="mean")
     exported = answer["analysis"]
     assert exported["tokens"] == result.tokens and exported["text"] == SENTENCE
-    assert np.array_equal(np.array(exported["attentions"], dtype=np.float32), result.attentions)  # exact
+    assert exported["attentions"]["shape"] == list(result.attentions.shape)
+    assert np.array_equal(decoded(exported["attentions"]), result.attentions)  # exact
+    assert np.array_equal(decoded(exported["value_norms"]), result.value_norms)
     assert exported["probabilities"] == result.probabilities
     rows = list(csv.reader(io.StringIO(answer["attention_csv"])))
     assert rows[0][1:] == [f"{i} {token}" for i, token in enumerate(result.tokens)]
@@ -427,7 +436,7 @@ def test_client_attributions_and_export(client, app, result):
     answer = client.predict(SENTENCE, target="negative", steps=16, api_name="/attributions")
     assert answer["integrated_gradients"]["steps"] == 16 and answer["target"] == 0
     exported = client.predict(SENTENCE, api_name="/export")["analysis"]
-    assert np.array_equal(np.array(exported["attentions"], dtype=np.float32), result.attentions)
+    assert np.array_equal(decoded(exported["attentions"]), result.attentions)
 
 
 def test_client_gets_clear_errors_for_bad_indices(client):

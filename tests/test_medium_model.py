@@ -4,6 +4,7 @@ heads (6 × 12, 512 positions) keeps ``/attention``, ``/attention_norms`` and ``
 and without a choice of heads. Sizes are the answers as the API sends them: ``json.dumps`` of the outputs, as
 ``/call/<endpoint>`` writes them (the longer of Gradio's two ways; the queue's orjson leaves out the spaces)."""
 
+import base64
 import json
 import re
 
@@ -68,13 +69,9 @@ def test_every_endpoint_answers_on_a_medium_model_at_its_full_length(probed):
     assert "does not apply to this bert model" in refused["walkthrough"]
 
 
-@pytest.mark.parametrize(
-    "endpoint",
-    [name if name != "export" else pytest.param(name, marks=pytest.mark.xfail(strict=True)) for name in ANSWERED],
-)
+@pytest.mark.parametrize("endpoint", ANSWERED)
 def test_every_default_answer_on_a_medium_model_is_at_most_8_mb(probed, endpoint):
-    """/export keeps every number exact (12 MB here), a strict known failure: issue 36 changes its answer, and this
-    test says when it fits."""
+    """/export too: its exact numbers written out were 12 MB here; as float32 in base64 they are 2.8 MB."""
     assert set(ANSWERED) == set(probed[0]) - {"walkthrough"}  # no endpoint left out
     assert probed[1][endpoint] <= payloads.MAX_ANSWER_BYTES
 
@@ -142,6 +139,26 @@ def test_one_head_at_512_tokens_is_at_most_3_mb_from_each_endpoint(serving, dist
     expected = weighting.attentions(result, weighting.NORMS)[2, 3]
     np.testing.assert_allclose(norms["norms"][0][0], expected, atol=2e-6)
     np.testing.assert_allclose(norms["value_norms"][0][0], result.value_norms[2, 3], atol=2e-6)
+
+
+def test_export_fits_with_and_without_a_choice_and_is_refused_where_it_cannot(
+    serving, medium_dir, distilbert_heads_dir
+):
+    serving(medium_dir)
+    text = long_text(128)
+    result = runner.run_model(text)
+    default, chosen = views.export.export(text), views.export.export(text, layer=4, head="mean")
+    for answer in (default, chosen):
+        assert answer_bytes(answer) <= payloads.MAX_ANSWER_BYTES
+        attentions = answer["analysis"]["attentions"]
+        exact = np.frombuffer(base64.b64decode(attentions["base64"]), "<f4").reshape(attentions["shape"])
+        assert np.array_equal(exact, result.attentions)  # every number exact, all 32 heads
+    assert answer_bytes(default) > 2 * MB  # the maps are there, not left out
+    assert default["attention_csv"].count("\n") == chosen["attention_csv"].count("\n") == 129  # header + queries
+    assert default["attention_csv"] != chosen["attention_csv"]  # layer 1 head 1, then layer 4's mean
+    serving(distilbert_heads_dir)
+    with pytest.raises(gr.Error, match=r"At 512 tokens this model's exact attention maps are \d+ MB, over the 8 MB"):
+        views.export.export(long_text(512))
 
 
 def test_a_choice_of_heads_answers_only_those_heads(serving, medium_dir):

@@ -48,6 +48,9 @@ class Drawing:
     queue. ``computes`` are long first computations (a corpus artifact, the behavioural suite), each a ``Drawing``
     the page wires on the queue with a progress bar drawn from their tqdm bars. Either way a failure stays in the
     view as the tab's own draw's does, and the page writes the address after each (``events.PageParts``).
+    ``cancel`` (a ``cancel_button`` the layout placed) is shown while one of the ``computes`` runs, and stops it; a
+    compute's ``starts(*inputs)`` says whether a trigger starts it (None: each does), so that one that only skips
+    never shows the button.
     """
 
     handler: Callable
@@ -58,12 +61,19 @@ class Drawing:
     redrawn: list = field(default_factory=list)
     redraws: list[Drawing] = field(default_factory=list)
     computes: list[Drawing] = field(default_factory=list)
+    cancel: gr.Button | None = None
+    starts: Callable[..., bool] | None = None
 
     def draw(self, values: dict) -> dict:
         """{output: value}, the handler run on its inputs' ``values`` (a Gradio dispatcher's input dict)."""
         drawn = self.handler(*(values[c] for c in self.inputs))
         drawn = drawn if len(self.outputs) > 1 else (drawn,)  # a one-output handler returns the value itself
         return dict(zip(self.outputs, drawn, strict=True))
+
+
+def cancel_button(name: str) -> gr.Button:
+    """A tab's Cancel button (``Drawing.cancel``), hidden until one of its computations runs."""
+    return gr.Button("Cancel", visible=False, variant="stop", size="sm", elem_id=f"{name}-cancel")
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,13 @@ import dataclasses
 import functools
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 
 import gradio as gr
 import torch
+from gradio.context import LocalContext
 
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
@@ -45,14 +47,26 @@ clock = time.monotonic
 # The running view job's deadline, in its context: a pass that a job runs on another thread (``batching.in_parallel``)
 # is given a copy of the context, so it stops too.
 _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("job_deadline", default=None)
+# The running job's stop, in its context as the deadline is: set when its Gradio event is cancelled (``cancel``).
+# Gradio's /cancel only cancels the task that awaits the job's thread, which would run on and hold its worker.
+_stop: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("job_stop", default=None)
+_stops: dict[str, threading.Event] = {}  # Gradio event id -> the stop of the job running it
+CANCELLED = "Cancelled."
 
 
 class JobTooLong(InputError):
     """A view's job ran past ``JOB_SECONDS``."""
 
 
+class JobCancelled(InputError):
+    """A job whose Gradio event was cancelled (a Cancel button, an API caller's cancel)."""
+
+
 def check_deadline(module, args) -> None:
-    """A forward pre-hook on the models: past its job's deadline, stop the job before this pass."""
+    """A forward pre-hook on the models: once its job is cancelled or past its deadline, stop it before this pass."""
+    stop = _stop.get()
+    if stop is not None and stop.is_set():
+        raise JobCancelled(CANCELLED)
     deadline = _deadline.get()
     if deadline is not None and clock() > deadline:
         raise JobTooLong(
@@ -69,13 +83,40 @@ def default_seconds() -> float:
 
 @contextlib.contextmanager
 def job_deadline():
-    """Inside it, the job's model passes stop once ``JOB_SECONDS`` have gone by (``check_deadline``)."""
+    """Inside it, the job's model passes stop once ``JOB_SECONDS`` have gone by, or its event is cancelled
+    (``check_deadline``)."""
     outer = _deadline.get()
     token = _deadline.set(clock() + JOB_SECONDS if outer is None else outer)  # a job inside a job keeps the first's
     try:
-        yield
+        with stoppable():
+            yield
     finally:
         _deadline.reset(token)
+
+
+@contextlib.contextmanager
+def stoppable():
+    """Inside it, the model passes of the Gradio event running it stop once that event is cancelled (``cancel``):
+    the next pass raises ``JobCancelled``. Outside an event (a script, a test's direct call) it does nothing."""
+    event_id = LocalContext.event_id.get(None)
+    if event_id is None or _stop.get() is not None:  # no event, or a stop already given (a job inside a job)
+        yield
+        return
+    stop = _stops[event_id] = threading.Event()
+    token = _stop.set(stop)
+    try:
+        yield
+    finally:
+        _stop.reset(token)
+        _stops.pop(event_id, None)
+
+
+def cancel(event_id: str) -> bool:
+    """Stop the job of Gradio's event ``event_id`` at its next model pass; whether one was running."""
+    stop = _stops.get(event_id)
+    if stop is not None:
+        stop.set()
+    return stop is not None
 
 
 @functools.lru_cache(maxsize=1)

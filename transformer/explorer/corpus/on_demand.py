@@ -77,7 +77,8 @@ class ModelArtifact:
             if data is not None:
                 return data
             sha = model_identity()[1]
-            data = self.build(sha or "unknown")
+            with runner.stoppable():  # a cancelled event's computation stops at its next pass, and keeps nothing
+                data = self.build(sha or "unknown")
             model_files.cache_artifact(self.name, data)
             self._computed[sha] = data
             return data
@@ -127,11 +128,17 @@ def time_note(what: str, texts: list[str], rows_per_text: int = 1) -> str:
     )
 
 
+def requested(needed, *inputs) -> bool:
+    """Whether a tab's hidden box holds a ``run_request`` (a computation starts), not its clearing (the rest of a
+    compute's ``inputs`` are its draw's, which do not matter here)."""
+    return isinstance(needed, str) and needed.split(" ")[0] == RUN
+
+
 def compute_then_draw(artifact: ModelArtifact, needed: str, draw: Callable[..., tuple], inputs: tuple, outputs: int):
     """A tab's hidden box changed to ``needed``: at a ``run_request``, compute ``artifact`` (only if there is none
     yet), then return ``draw(*inputs)``; any other change (the draw clearing the box) leaves the ``outputs`` drawn as
     they are."""
-    if not isinstance(needed, str) or needed.split(" ")[0] != RUN:
+    if not requested(needed):
         return (gr.skip(),) * outputs
     artifact.compute()
     return draw(*inputs)

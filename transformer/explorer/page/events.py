@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import gradio as gr
 
+from .. import runner
 from ..registry import Drawing, Page
 from ..views import VIEWS
 from . import scripts
@@ -114,7 +115,7 @@ class PageParts:
         failure = self.failures[view]
         try:
             return drawing.draw(values) | {failure: gr.update(visible=False)}
-        except gr.Error:
+        except (gr.Error, runner.JobCancelled):
             raise
         except Exception as error:
             LOG.exception("The %s view could not be drawn", view)
@@ -122,9 +123,29 @@ class PageParts:
             return {output: gr.skip() for output in drawing.outputs} | {failure: gr.update(value=said, visible=True)}
 
     def draw_computed(self, view: str, drawing: Drawing, values: dict, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008 (Gradio's progress idiom)
-        """``draw_part`` for one of ``view``'s ``computes``: Gradio reads ``progress`` in this signature and draws
-        the computation's tqdm bars as the view's progress bar."""
-        return self.draw_part(view, drawing, values)
+        """``draw_part`` for one of ``view``'s ``computes``, stopped at its next model pass once its event is cancelled
+        (``runner.stoppable``): Gradio reads ``progress`` in this signature and draws the computation's tqdm bars as
+        the view's progress bar."""
+        try:
+            with runner.stoppable():
+                return self.draw_part(view, drawing, values)
+        except runner.JobCancelled:  # its event is over: nothing reads this answer
+            return {output: gr.skip() for output in [*drawing.outputs, self.failures[view]]}
+
+    def show_cancel(self, view: str, drawing: Drawing, values: dict) -> dict:
+        """Before one of ``view``'s ``computes``: its Cancel button, shown when the trigger starts the computation."""
+        starts = drawing.starts is None or drawing.starts(*(values[c] for c in drawing.inputs))
+        return {self.drawings[view].cancel: gr.update(visible=True) if starts else gr.skip()}
+
+    def hide_cancel(self, view: str) -> dict:
+        """After one of ``view``'s ``computes`` (done, failed or cancelled): its Cancel button hidden."""
+        return {self.drawings[view].cancel: gr.update(visible=False)}
+
+    def cancelled(self, view: str) -> dict:
+        """The Cancel button pressed: it is hidden, and the view's line says so in one line (the computation's
+        controls are as they were, so it can be run again)."""
+        said = f"**{runner.CANCELLED}** Nothing was computed or kept; it runs again when you ask again."
+        return self.hide_cancel(view) | {self.failures[view]: gr.update(value=said, visible=True)}
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -226,14 +247,41 @@ def view_events(parts: PageParts) -> None:
             on_redraw.__name__ = redraw.handler.__name__
             outputs = [*redraw.outputs, parts.failures[view]]
             changed.append(gr.on(redraw.triggers, on_redraw, set(redraw.inputs), outputs, **PRIVATE, queue=False))
-        for computed in drawing.computes:  # long, on the queue, with a progress bar
-            on_compute = functools.partial(parts.draw_computed, view, computed)
-            on_compute.__name__ = computed.handler.__name__
-            outputs = [*computed.outputs, parts.failures[view]]
-            once = PRIVATE | {"trigger_mode": "once"}  # never a second run queued behind a long one
-            changed.append(gr.on(computed.triggers, on_compute, set(computed.inputs), outputs, **once))
+        changed += computations(parts, view, drawing)
         for event in changed:
             event.success(**write_address(parts, names))
+
+
+def computations(parts: PageParts, view: str, drawing: Drawing) -> list:
+    """``view``'s long ``computes``, each on the queue with a progress bar, never a second run queued behind a long
+    one. With a Cancel button (``Drawing.cancel``), it is shown first, off the queue, when the trigger starts one,
+    hidden after, and its click cancels them (Gradio's ``cancels``; ``launch.stop_on_cancel`` stops the job's
+    thread) and says so. Returns the computations' events."""
+    once = PRIVATE | {"trigger_mode": "once"}
+    cancel, events = drawing.cancel, []
+    for computed in drawing.computes:
+        on_compute = functools.partial(parts.draw_computed, view, computed)
+        on_compute.__name__ = computed.handler.__name__
+        inputs, outputs = set(computed.inputs), [*computed.outputs, parts.failures[view]]
+        if cancel is None:
+            events.append(gr.on(computed.triggers, on_compute, inputs, outputs, **once))
+            continue
+        shown = gr.on(
+            computed.triggers, named(parts.show_cancel, view, computed), inputs, [cancel], **once, queue=False
+        )
+        events.append(shown.then(on_compute, inputs, outputs, **once))
+        events[-1].then(named(parts.hide_cancel, view), None, [cancel], **PRIVATE, queue=False)
+    if cancel is not None:
+        outputs = [cancel, parts.failures[view]]
+        cancel.click(named(parts.cancelled, view), None, outputs, cancels=events, **PRIVATE, queue=False)
+    return events
+
+
+def named(method, *args) -> functools.partial:
+    """``method`` given ``args`` first, under its own name (the event's name in the log and the tests)."""
+    bound = functools.partial(method, *args)
+    bound.__name__ = method.__name__
+    return bound
 
 
 def share(parts: PageParts) -> None:

@@ -5,6 +5,8 @@
 - Gradio's ``/gradio_api/deep_link`` route (mounted whether or not a page uses it) writes a session's every
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
+- Gradio's ``/gradio_api/cancel`` (a Cancel button, an API caller's cancel) also stops the job's thread at its
+  next model pass (``stop_on_cancel``), so a cancelled job frees its worker at once.
 - The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) and its scripts
   (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
@@ -34,9 +36,11 @@ import re
 
 import gradio as gr
 import h11
+from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from .. import runner
 from ..drawing import theme
 from ..serving import admission, clients, fair_queue, guard, sessions
 from . import page, scripts
@@ -94,6 +98,28 @@ def quiet_input_errors(demo) -> None:
             ) from None
 
     demo.preprocess_data = read_inputs_quietly
+
+
+GRADIO_CANCEL = "/gradio_api/cancel"
+
+
+def stop_on_cancel(app) -> None:
+    """Make Gradio's ``GRADIO_CANCEL`` on the FastAPI ``app`` stop the cancelled job itself (``runner.cancel``), then
+    do what it did: Gradio cancels only the task that awaits a job's thread, so the thread would run to its end,
+    holding its worker (and the /cancel request, which waits for that task) all the while. The stop is only for the
+    session that sent the event."""
+    routers = [getattr(route, "original_router", None) for route in app.router.routes]  # Gradio's routes are in one
+    routes = [route for router in routers if router is not None for route in router.routes]
+    gradio_cancel = next(route.endpoint for route in routes if getattr(route, "path", "") == GRADIO_CANCEL)
+
+    async def cancel(body: CancelBody):
+        event = app.get_blocks()._queue.event_ids_to_events.get(body.event_id)
+        if event is not None and event.session_hash == body.session_hash:
+            runner.cancel(body.event_id)
+        return await gradio_cancel(body)
+
+    app.add_api_route(GRADIO_CANCEL, cancel, methods=["POST"])
+    app.router.routes.insert(0, app.router.routes.pop())  # matched before Gradio's
 
 
 def no_deep_link(session_hash: str = "") -> str:
@@ -225,9 +251,10 @@ async def limit_connections(app) -> None:
 
 @contextlib.asynccontextmanager
 async def lifespan(app):
-    """While the server runs: Gradio's deep links closed, lean sessions, idle ones swept, removed files forgotten,
-    finished jobs settled, MCP errors plain, connections limited."""
+    """While the server runs: Gradio's deep links closed, cancelled jobs stopped, lean sessions, idle ones swept,
+    removed files forgotten, finished jobs settled, MCP errors plain, connections limited."""
     close_gradio_deep_links(app)
+    stop_on_cancel(app)
     plain_tool_errors(app.get_blocks())
     tasks = [
         asyncio.create_task(sessions.sweep_idle(sessions.lean_sessions(app))),

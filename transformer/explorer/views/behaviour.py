@@ -21,11 +21,11 @@ from ...behaviour.report import ALL, SORTS, filter_failures, merge_reports, sort
 from .. import runner
 from ..analysis import InputError
 from ..corpus import model_files
-from ..corpus.on_demand import ModelArtifact, compute_then_draw, model_identity, run_request, time_note
+from ..corpus.on_demand import ModelArtifact, compute_then_draw, model_identity, requested, run_request, time_note
 from ..drawing.markup import table
 from ..inputs import shown, whole_number
 from ..page import scripts
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, cancel_button
 
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 DEFAULT_PART = "test"  # the part a recipe is reported on (the selection part tunes it)
@@ -283,6 +283,7 @@ def layout(page: Page) -> Drawing:
         "model, and every failing case. A case's *miss* is how far its P(positive) is from passing."
     )
     summary = gr.HTML(elem_id="behaviour-summary")
+    cancel = cancel_button("behaviour")
     figures = gr.HTML(elem_id="behaviour-figures")
     with gr.Row():
         filters = [
@@ -319,10 +320,10 @@ def layout(page: Page) -> Drawing:
     )
     triggers = [*(f.input for f in filters), search.submit, order.input]
     computes = [
-        Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change]),
+        Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change], starts=requested),
         Drawing(run_and_show, [name, search, order, live], [said, *filters, *outputs, live], [run.click]),
     ]
-    return Drawing(show_behaviour, inputs, outputs, triggers, computes=computes)
+    return Drawing(show_behaviour, inputs, outputs, triggers, computes=computes, cancel=cancel)
 
 
 VIEW = View("behaviour", "Behaviour", layout, endpoints={"behaviour": behaviour}, colour_scale=False)

@@ -19,10 +19,18 @@ import gradio as gr
 from .. import runner
 from ..analysis import InputError
 from ..corpus import data_folder, model_files
-from ..corpus.on_demand import COMMAND, ModelArtifact, compute_then_draw, data_folder_for, run_request, time_note
+from ..corpus.on_demand import (
+    COMMAND,
+    ModelArtifact,
+    compute_then_draw,
+    data_folder_for,
+    requested,
+    run_request,
+    time_note,
+)
 from ..inputs import shown, whole_number
 from ..page import scripts
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, cancel_button
 
 ALL = "all"
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -176,6 +184,7 @@ def layout(page: Page) -> Drawing:
         )
         search = gr.Textbox(label="Text contains", placeholder="press Enter to search", elem_id="errors-search")
     summary = gr.HTML(elem_id="errors-summary")
+    cancel = cancel_button("errors")
     table = gr.Dataframe(
         headers=COLUMNS,
         datatype=["str", "str", "str", "number", "str"],
@@ -193,8 +202,8 @@ def layout(page: Page) -> Drawing:
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
     triggers = [set_name.input, label.input, search.submit]
-    computed = Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change])
-    return Drawing(show_errors, inputs, outputs, triggers, computes=[computed])
+    computed = Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change], starts=requested)
+    return Drawing(show_errors, inputs, outputs, triggers, computes=[computed], cancel=cancel)
 
 
 VIEW = View("errors", "Errors", layout, endpoints={"errors": errors}, colour_scale=False)

@@ -7,13 +7,16 @@ browser save it. Nothing is kept per session.
 
 from __future__ import annotations
 
+import dataclasses
+
 import gradio as gr
+import numpy as np
 import torch
 
-from .. import runner
-from ..analysis import Analysis, attention_matrix
+from .. import payloads, runner
+from ..analysis import Analysis, InputError, attention_matrix
 from ..inputs import MEAN_HEAD, layer_head, page_number
-from ..jsonable import analysis_to_json, attention_to_csv, to_jsonable
+from ..jsonable import analysis_to_json, attention_to_csv, exact_array, exact_array_bytes, to_jsonable
 from ..page import scripts
 from ..registry import Drawing, Page, View
 from ..serving.export_files import write_export
@@ -61,7 +64,10 @@ def build_csv(result: Analysis | None, layer: int, head: str) -> str | None:
 def export(text: str, layer: int = 1, head: str = "1") -> dict:
     """The analysis of a text with every number exact, and one attention matrix as CSV (head "mean" averages).
     Built when called and kept by nothing after it is read (an answer unread 10 s after its job is dropped), as
-    the page's downloads are built when clicked.
+    the page's downloads are built when clicked. The analysis's arrays come as exact float32 in base64 with their
+    shape (4 bytes a number: 2.8 MB for 4 layers × 8 heads at 128 tokens); an answer holds at most 8 MB, so where
+    they do not fit (every head of a DistilBERT past about 135 tokens) it is refused, saying so: /attention answers the
+    heads you choose, and the page's Export tab downloads the whole analysis.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
@@ -71,14 +77,33 @@ def export(text: str, layer: int = 1, head: str = "1") -> dict:
 
     Returns:
         {"analysis": {"text", "tokens", "token_ids", "offsets", "label_names", "probabilities",
-        "attentions": [layer][head][query][key], "value_norms": [layer][head][key] (‖f(x_j)‖), ...},
-        "attention_csv": the CSV text, a header of key tokens and one row per query}.
+        "attentions": [layer][head][query][key], "value_norms": [layer][head][key] (‖f(x_j)‖), ...}, each array as
+        {"dtype": "float32", "shape", "base64": little-endian, C order; numpy: np.frombuffer(base64.b64decode(
+        a["base64"]), "<f4").reshape(a["shape"])}, "attention_csv": the CSV text, a header of key tokens and one
+        row per query}.
     """
     result = runner.read_for_api(text)
-    return {
-        "analysis": to_jsonable(result),  # what the JSON download holds, numbers exact
-        "attention_csv": export_csv(result, layer, head)[1],
-    }
+    csv_text = export_csv(result, layer, head)[1]
+    fields = {field.name: getattr(result, field.name) for field in dataclasses.fields(result)}
+    arrays = {name: value for name, value in fields.items() if isinstance(value, np.ndarray)}
+    with runner.clear_errors("Cannot export this text"):
+        check_size(len(result.tokens), sum(map(exact_array_bytes, arrays.values())) + len(csv_text))
+    plain = to_jsonable({name: value for name, value in fields.items() if name not in arrays})
+    return {"analysis": plain | {name: exact_array(value) for name, value in arrays.items()}, "attention_csv": csv_text}
+
+
+def check_size(tokens: int, size: int) -> None:
+    """Refuse an answer of ``size`` bytes (its arrays and CSV) over ``payloads.MAX_ANSWER_BYTES``.
+
+    Raises:
+        InputError: it does not fit, saying what does.
+    """
+    if size + payloads.OTHER_FIELDS_BYTES > payloads.MAX_ANSWER_BYTES:
+        raise InputError(
+            f"At {tokens} tokens this model's exact attention maps are {size / 10**6:.0f} MB, over the "
+            f"{payloads.MAX_ANSWER_BYTES // 10**6} MB an answer holds: /attention answers the heads you choose (layer "
+            "and head), and the page's Export tab downloads the whole analysis."
+        )
 
 
 def layout(page: Page) -> Drawing:

@@ -24,7 +24,7 @@ from ..corpus import data_folder, model_files
 from ..corpus.on_demand import COMMAND, ModelArtifact, data_folder_for, time_note
 from ..drawing.figures import TEMPLATE, escape
 from ..page import scripts
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, cancel_button
 
 COLUMNS = [
     "head",
@@ -188,6 +188,7 @@ def layout(page: Page) -> Drawing:
     )
     summary = gr.HTML(elem_id="atlas-summary")
     compute = gr.Button("Compute the atlas now (about 30 s)", visible=False, elem_id="atlas-compute")
+    cancel = cancel_button("atlas")
     plot = gr.Plot(label="Each head's behaviour", elem_id="atlas-plot")
     table = gr.Dataframe(
         headers=COLUMNS,
@@ -202,7 +203,8 @@ def layout(page: Page) -> Drawing:
     table.select(picked_head, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openHead"), api_visibility="private"
     )
-    return Drawing(show_atlas, [], outputs, computes=[Drawing(compute_and_show, [], outputs, [compute.click])])
+    computed = Drawing(compute_and_show, [], outputs, [compute.click])
+    return Drawing(show_atlas, [], outputs, computes=[computed], cancel=cancel)
 
 
 VIEW = View("head-atlas", "Head atlas", layout, endpoints={"head_atlas": head_atlas}, colour_scale=False)

@@ -1,0 +1,45 @@
+"""The Cancel button in Chromium (issue 37): the Head atlas's computation shows its progress bar and a Cancel button;
+a click stops it on the server (its model passes end), says "Cancelled." in one line, and the tab computes again
+from its button. The computation is ``conftest.slow_atlas``'s, made long."""
+
+import time
+
+import pytest
+from conftest import SLOW_PASSES, SLOW_WAIT, TIMEOUT_MS
+
+BAR = "slow atlas"  # the computation's tqdm bar's name (``conftest.slow_atlas``)
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
+
+
+def test_cancel_stops_the_atlas_says_so_and_it_computes_again(browser, slow_atlas):
+    url, passes = slow_atlas
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    page.goto(f"{url}?view=head-atlas")
+    page.locator("#atlas-compute").click()
+    cancel = page.locator("#atlas-cancel")
+    cancel.wait_for(state="visible")
+    page.wait_for_function(f"() => document.body.innerText.includes('{BAR}')")  # the tqdm bar, drawn by the page
+    assert 0 < len(passes) < SLOW_PASSES
+    cancel.click()
+    line = page.locator('#views [data-testid="markdown"].view-failure:visible')  # the tab's line (events.cancelled)
+    line.wait_for()
+    assert line.inner_text().startswith("Cancelled.") and "\n" not in line.inner_text().strip()
+    cancel.wait_for(state="hidden")
+    page.wait_for_function(f"() => !document.body.innerText.includes('{BAR}')")  # the progress bar is gone
+    at_end = len(passes)
+    time.sleep(10 * SLOW_WAIT)
+    assert len(passes) <= at_end + 1 < SLOW_PASSES  # the server's loop stopped, not only the page's bar
+
+    passes.clear()
+    page.locator("#atlas-compute").click()  # the tab as before: its button computes the atlas again
+    page.wait_for_function(
+        "() => document.querySelector('#atlas-table')?.textContent.includes('L1 H1')", timeout=TIMEOUT_MS
+    )
+    assert len(passes) == SLOW_PASSES and not line.is_visible()  # run to its end; the "Cancelled." line cleared
+    context.close()
