@@ -80,7 +80,7 @@ def launch_settings(registry: Registry = REGISTRY) -> dict:
     return launch.launch_settings(registry)
 
 
-def lay_out_page(model, registry: Registry) -> PageParts:
+def lay_out_page(model, registry: Registry = REGISTRY) -> PageParts:
     """The sentence row, the examples, the prediction and tokens, the colour controls, then one tab per view."""
     with gr.Row(equal_height=True):
         text_box = gr.Textbox(
