@@ -6,7 +6,8 @@ and GRADIO_SHARE work too); ``gradio app.py`` serves it with reload. The model c
 repo id or a folder) at MODEL_REVISION, by default the bundled assets/model; MODEL_ID_B (at MODEL_REVISION_B)
 adds a second model, which the Compare tab reads the same sentence with.
 
-This file only lays out the page: each tab is one module of ``transformer/explorer/views`` (in ``VIEWS``);
+This file only lays out the page: each tab is one module of ``transformer/explorer/views`` (in ``VIEWS``, made
+once into ``REGISTRY``, which the page code is handed);
 ``explorer/page/events.py`` says when each part draws; ``explorer/page/page.py`` reads the sentence;
 ``explorer/runner.py`` loads the model once and makes every call to it; ``explorer/page/api.py`` serves the endpoints.
 """
@@ -23,12 +24,11 @@ import torch
 from transformer.explorer import analysis
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.colour import LEAVE_OUT
-from transformer.explorer.page import events
+from transformer.explorer.page import events, launch
 from transformer.explorer.page.api import serve_endpoints
 from transformer.explorer.page.events import PageParts
-from transformer.explorer.page.launch import DELETE_CACHE, configure_events, launch_settings
-from transformer.explorer.page.page import FIRST_VIEW
-from transformer.explorer.registry import Page, head_choices, layer_choices
+from transformer.explorer.page.launch import DELETE_CACHE, configure_events
+from transformer.explorer.registry import Page, Registry, head_choices, layer_choices
 from transformer.explorer.runner import get_model, get_second_model
 from transformer.explorer.serving.sessions import release_on_unload
 from transformer.explorer.views import VIEWS, positional_encoding
@@ -49,10 +49,12 @@ EXAMPLES = [  # each predicted correctly by the bundled model (tests/test_bundle
     "A dull, lifeless remake that wastes a wonderful cast.",
 ]
 DEFAULT_PORT = 7860
+REGISTRY = Registry(VIEWS)  # the page's views and what the page code reads of them, made once
 
 
-def build_demo() -> gr.Blocks:
-    """Lay out the explorer on ``get_model()``'s model: the sentence, then one tab per view; then its events."""
+def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
+    """Lay out the explorer on ``get_model()``'s model: the sentence, then one tab per view of ``registry``; then its
+    events."""
     loaded, note = get_model()
     with gr.Blocks(title="Transformer Attention Explorer", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(
@@ -62,18 +64,23 @@ def build_demo() -> gr.Blocks:
             "and what explains its prediction beyond raw attention."
         )
         gr.Markdown(status.page_status((loaded, note), get_second_model()), elem_id="model-status")
-        parts = lay_out_page(loaded.model)
+        parts = lay_out_page(loaded.model, registry)
         events.analyze(parts)
         events.view_events(parts)
         events.share(parts)
         events.load_page(demo, parts)
         release_on_unload(demo)
-        serve_endpoints(demo)
+        serve_endpoints(demo, registry)
     configure_events(demo)  # one worker per core for all model calls together (`make load` tunes it)
     return demo
 
 
-def lay_out_page(model) -> PageParts:
+def launch_settings(registry: Registry = REGISTRY) -> dict:
+    """``demo.launch``'s keyword arguments for a page of ``registry``'s views (``page/launch.py``)."""
+    return launch.launch_settings(registry)
+
+
+def lay_out_page(model, registry: Registry = REGISTRY) -> PageParts:
     """The sentence row, the examples, the prediction and tokens, the colour controls, then one tab per view."""
     with gr.Row(equal_height=True):
         text_box = gr.Textbox(
@@ -105,14 +112,15 @@ def lay_out_page(model) -> PageParts:
         )
     with gr.Row(elem_id="colour-controls") as colour_controls:  # shown on the tabs of views that use them
         page = page_controls(model)
-    current_view = gr.Textbox(FIRST_VIEW, visible=False, elem_id="current-view")
+    current_view = gr.Textbox(registry.first_view, visible=False, elem_id="current-view")
     tabs, failures = {}, {}
     with gr.Tabs(elem_id="views", overflow_behavior="wrap"):  # every tab in view, in a fixed order
-        for view in VIEWS:
+        for view in registry.views:
             with gr.Tab(view.title, id=view.id) as tab:
                 failures[view.id] = gr.Markdown(visible=False, elem_classes=["view-failure"])  # events.draw_view
                 tabs[view.id] = (tab, view.layout(page))
     return PageParts(
+        registry=registry,
         page=page,
         text_box=text_box,
         restored_text=restored_text,

@@ -94,7 +94,7 @@ def run(lengths=(25, 128, 256), rounds: int = 20) -> list[str]:
         walked = views.walkthrough.show_step(result, 1, 1, 1, None)[-1]  # the kept pass a step change draws from
         steps = itertools.cycle(range(1, len(views.walkthrough.STEPS) + 1))  # every step's figure, in turn
         candidates = {
-            MAIN_HANDLER: lambda t=text: page.show_text(t, 1, "1", [26, 27, 50, 90]),
+            MAIN_HANDLER: lambda t=text: page.show_text(app.REGISTRY, t, 1, "1", [26, 27, 50, 90]),
             HEAD_REDRAW: lambda r=result: views.attention.show_head(r, 2, "mean"),
             "model forward with attentions (analyze)": lambda t=text: runner.run_model(t),
             "integrated gradients, default steps": lambda i=ids: integrated_gradients(model, i, 1),

@@ -5,7 +5,7 @@ The checkpoints are built here (no download): ``DistilBertConfig()`` and ``BertC
 layers × 12 heads × 768 wide, feed-forward 3,072, vocabulary 30,522, 512 positions), random weights, saved and read
 back with ``load_model`` as the app reads ``MODEL_ID``. The tokenizer is BERT's WordPiece set-up (lowercase, [CLS]
 $A [SEP]) over a vocabulary laid out from words of the data: the bundled tokenizer's 16,000 pieces, learnt from
-the training text. Each endpoint is called as the API calls it (``api.endpoints()``, answer as JSON) on a text
+the training text. Each endpoint is called as the API calls it (``api.endpoints``, answer as JSON) on a text
 of exactly 128 or 512 tokens; the Attention tab is the page's main handler (analysis, then the heatmap).
 
 The floors run the bare ``transformers`` model (the same object, eager attention, which the explorer needs for
@@ -175,10 +175,12 @@ def endpoint_calls(text: str, names) -> dict:
     """Each endpoint as the API calls it, the Attention tab as the page's main handler does, on ``text``."""
     from transformer.explorer import runner
     from transformer.explorer.page import api
+    from transformer.explorer.registry import Registry
+    from transformer.explorer.views import VIEWS
 
     from .hub_model import handler_work
 
-    served = api.endpoints()
+    served = api.endpoints(Registry(VIEWS))
     calls = {}
     for name in names:
         if name == "attention tab":

@@ -3,7 +3,7 @@ download) served with ``MODEL_ID``, every endpoint called at 128 and then 512 to
 after each length. Target (issue 37): at most 1.5 GB resident with the model loaded and used.
 
 The app runs in a process of its own, as the Space does: ``import app`` builds the page on the model, then every
-endpoint is called as the API calls it (``api.endpoints()``, its defaults, and for ``/attention``, ``/attention_norms``
+endpoint is called as the API calls it (``api.endpoints``, its defaults, and for ``/attention``, ``/attention_norms``
 and ``/knockout`` layer 1's head 1, since a big model's layer at 512 tokens is over their 8 MB), with ``JOB_SECONDS`` at
 600 so that no job is stopped early and each holds all it would. No data folder is given (the head atlas and the
 error list, over an hour of corpus passes at this size, answer how to make them; the behaviour suite runs), and
@@ -40,7 +40,7 @@ def serve_and_call(folder: str) -> None:
     JSON line per stage."""
     os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": "600", "GRADIO_ANALYTICS_ENABLED": "False"}
     sys.path.insert(0, str(ROOT))
-    import app  # noqa: F401  (builds the page on MODEL_ID's model, as the Space does)
+    import app  # builds the page on MODEL_ID's model, as the Space does
     from transformer.explorer import runner
     from transformer.explorer.page import api
 
@@ -51,7 +51,7 @@ def serve_and_call(folder: str) -> None:
     for tokens in LENGTHS:
         text, other = text_of(tokenizer, tokens), text_of(tokenizer, tokens).replace("good", "bad", 1)
         failed, start = {}, time.perf_counter()
-        for name, fn in api.endpoints().items():
+        for name, fn in api.endpoints(app.REGISTRY).items():
             named = inspect.signature(fn).parameters
             texts = {"text": text, "text_a": text, "text_b": other}
             arguments = {key: value for key, value in texts.items() if key in named} | CHOSEN.get(name, {})

@@ -40,9 +40,8 @@ def call(http: httpx.Client, url: str, session: str, index: int, data: list, par
 
 def main() -> None:
     import app
-    from transformer.explorer.page.launch import launch_settings
 
-    app.demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **launch_settings())
+    app.demo.launch(server_name="127.0.0.1", prevent_thread_lock=True, quiet=True, **app.launch_settings())
     url = app.demo.local_url
     try:
         with httpx.Client(timeout=120, trust_env=False) as http:

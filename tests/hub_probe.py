@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import app  # noqa: F401  (builds the page on MODEL_ID's model, as the Space does)
+import app  # builds the page on MODEL_ID's model, as the Space does
 from transformer.explorer import runner
 from transformer.explorer.page import api
 
@@ -29,7 +29,7 @@ def arguments(fn) -> dict[str, str]:
 
 
 answers, sizes = {}, {}
-for name, fn in api.endpoints().items():
+for name, fn in api.endpoints(app.REGISTRY).items():
     try:
         answer = fn(**arguments(fn))
         answers[name], sizes[name] = "ok" if answer else "empty", len(json.dumps([answer]))

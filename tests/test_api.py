@@ -8,6 +8,10 @@ from app_fixtures import import_app, write_model_dir
 from gradio.utils import get_function_description
 
 from transformer.explorer.page import api
+from transformer.explorer.registry import Registry
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 
 
 @pytest.fixture(scope="module")
@@ -17,7 +21,7 @@ def app(tmp_path_factory):
 
 def test_every_endpoint_documents_its_parameters_and_returns(app):
     documented = app.demo.get_api_info()["named_endpoints"]
-    served = api.endpoints()
+    served = api.endpoints(REGISTRY)
     assert set(documented) == {f"/{name}" for name in served}
     for name, fn in served.items():
         _, described, returns = get_function_description(fn)
@@ -47,12 +51,10 @@ def test_an_answer_is_typed_by_its_top_level_keys():
     ]
 
 
-def test_an_endpoint_not_named_as_its_function_is_refused(monkeypatch):
-    view = api.VIEWS[0]
+def test_an_endpoint_not_named_as_its_function_is_refused():
+    view = VIEWS[0]
     shadow = type(view)(view.id, view.title, view.layout, endpoints={"renamed": api.predict})
-    monkeypatch.setattr(api, "VIEWS", [shadow])
     with pytest.raises(ValueError, match='"renamed" is served by predict'):
-        api.endpoints()
-    monkeypatch.setattr(api, "VIEWS", [shadow, shadow])
+        api.endpoints(Registry([shadow]))
     with pytest.raises(ValueError, match='Two endpoints are named "renamed"'):
-        api.endpoints()
+        api.endpoints(Registry([shadow, shadow]))

@@ -28,6 +28,11 @@ from transformer.explorer.drawing import status
 from transformer.explorer.drawing.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import api, events, page, restore
+from transformer.explorer.registry import Registry
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -48,11 +53,11 @@ def heatmap_labels(figure) -> list[str]:
 
 def draw(app, text: str, **controls) -> dict:
     """``show_text`` for each main view on screen: {view: its outputs}."""
-    return {view: page.show_text(text, 1, "1", [0], **controls, view=view) for view in page.MAIN_VIEWS}
+    return {view: page.show_text(REGISTRY, text, 1, "1", [0], **controls, view=view) for view in REGISTRY.main_views}
 
 
 def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, forward_calls):
-    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1])
+    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1])
     assert len(forward_calls) == 1
     assert isinstance(result, analysis.Analysis) and result.text == SENTENCE
     assert set(prediction) == {"negative", "positive"} and sum(prediction.values()) == pytest.approx(1)
@@ -61,17 +66,17 @@ def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, fo
     np.testing.assert_allclose(shown_values(heatmap.data[0]), result.attentions[1, 0], atol=1e-4)
     assert "Layer 2, head 1" in heatmap.layout.title.text
     assert grid is curves is None  # drawn when their tab opens
-    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="all-heads")
+    *_, heatmap, grid, curves = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], view="all-heads")
     assert heatmap is curves is None and len(grid.data) == 4  # 2 layers x 2 heads
-    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="positional-encoding")
+    *_, heatmap, grid, curves = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], view="positional-encoding")
     assert heatmap is grid is None and sum(trace.mode == "markers" for trace in curves.data) == 2
-    *_, heatmap, grid, curves = page.show_text(SENTENCE, 2, "1", [0, 1], view="knockout")
+    *_, heatmap, grid, curves = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], view="knockout")
     assert heatmap is grid is curves is None  # an explanation tab is drawn by its own step
     assert len(forward_calls) == 4
 
 
 def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_calls):
-    result = page.show_text(SENTENCE, 1, "1", [0])[0]
+    result = page.show_text(REGISTRY, SENTENCE, 1, "1", [0])[0]
     forward_calls.clear()
     for layer in (1, 2):
         for head in ("1", "2", MEAN_HEAD):
@@ -95,9 +100,9 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
         fn for fn in fns if isinstance(fn.fn, functools.partial) and fn.name not in KEPT_ONLY | CANCELLING
     ]
     assert {fn.fn.args[0] for fn in by_view} == {view.id for view in views.VIEWS}
-    assert all(fn.queue == (fn.fn.args[0] not in page.MAIN_VIEWS) for fn in by_view)
+    assert all(fn.queue == (fn.fn.args[0] not in REGISTRY.main_views) for fn in by_view)
     assert all(fn.queue for fn in fns if fn.name in ("show_text", "restore_page"))
-    result = page.show_text(SENTENCE, 2, "1", [0, 1])[0]
+    result = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1])[0]
     forward_calls.clear()
     skipping = [fn for fn in fns if fn.fn is not None and not fn.queue and fn.name != "load_example"]  # gr.Examples'
     assert {"show_head", "show_encodings"} <= {fn.name for fn in skipping}
@@ -140,7 +145,7 @@ def over_tokens(figure, labels: list[str]) -> bool:
 
 
 def test_mean_head_view_is_titled_and_averaged(app):
-    result = page.show_text(SENTENCE, 1, "1", [0])[0]
+    result = page.show_text(REGISTRY, SENTENCE, 1, "1", [0])[0]
     figure = views.attention.show_head(result, 2, MEAN_HEAD)
     assert "mean of all heads" in figure.layout.title.text
     np.testing.assert_allclose(shown_values(figure.data[0]), result.attentions[1].mean(axis=0), atol=1e-4)
@@ -148,10 +153,10 @@ def test_mean_head_view_is_titled_and_averaged(app):
 
 @pytest.mark.parametrize("text", ["", "   \n  "])
 def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
-    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(text, 1, "1", [0])
+    result, prediction, spans, notice, heatmap, grid, curves = page.show_text(REGISTRY, text, 1, "1", [0])
     assert "Type a sentence" in notice
     assert result is prediction is spans is heatmap is grid is curves is None
-    *_, curves = page.show_text(text, 1, "1", [0], view="positional-encoding")
+    *_, curves = page.show_text(REGISTRY, text, 1, "1", [0], view="positional-encoding")
     assert [trace.mode for trace in curves.data] == ["lines"]  # the encoding still shows, without tokens
     assert views.attention.show_head(None, 1, "1") is None
     assert not forward_calls
@@ -159,7 +164,7 @@ def test_blank_text_gives_a_prompt_not_an_error(app, text, forward_calls):
 
 def test_long_text_is_truncated_with_a_visible_notice(app):
     text = " ".join(["wonderful"] * (TINY_MAX_LEN + 5))
-    _, _, spans, notice, heatmap, *_ = page.show_text(text, 1, "1", [0])
+    _, _, spans, notice, heatmap, *_ = page.show_text(REGISTRY, text, 1, "1", [0])
     assert f"{TINY_MAX_LEN + 5} tokens" in notice and f"at most {TINY_MAX_LEN}" in notice
     assert len(heatmap_labels(heatmap)) == TINY_MAX_LEN
     assert spans[-1] == (" … 5 more words not read", None)  # the unread rest is counted, not shown
@@ -188,14 +193,14 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
 
 
 def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):
-    result, _, spans, notice, *_ = page.show_text("a wonderful film \U0001f3ac", 1, "1", [0])
+    result, _, spans, notice, *_ = page.show_text(REGISTRY, "a wonderful film \U0001f3ac", 1, "1", [0])
     assert "no token for `\U0001f3ac`" in notice
     assert spans[-1] == ("\U0001f3ac", f"{len(result.tokens) - 1} [UNK]")
 
 
 def test_oversized_text_is_a_clear_error(app):
     with pytest.raises(gr.Error, match="at most 10,000") as raised:
-        page.show_text("a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])
+        page.show_text(REGISTRY, "a" * (analysis.MAX_INPUT_CHARS + 1), 1, "1", [0])
     assert raised.value.print_exception is False  # no stack trace in the server log for a user's mistake
     with pytest.raises(gr.Error, match="at most 10,000"):
         api.predict("a" * (analysis.MAX_INPUT_CHARS + 1))
@@ -206,7 +211,7 @@ def test_markup_is_escaped_in_every_figure_label(app):
     drawn = draw(app, text)
     result, _, spans, *_ = drawn["attention"]
     assert "<" in result.tokens  # the tokenizer kept the markup characters as tokens
-    for i, view in enumerate(page.MAIN_VIEWS):
+    for i, view in enumerate(REGISTRY.main_views):
         payload = drawn[view][4 + i].to_json()
         assert "<b>" not in payload and "<script" not in payload and "<a " not in payload
         assert "&lt;" in payload
@@ -223,13 +228,15 @@ def test_repeated_tokens_get_unique_labels(app):
 
 def test_query_string_restores_text_layer_head_and_colour_scale(app):
     query = {"text": "a charming journey", "layer": "2", "head": "mean", "scale": "row", "leave_out": "punctuation"}
-    restored = restore.restore_view("default", 1, "1", [0], gr.Request(query_params=query), "global", [])
+    restored = restore.restore_view(REGISTRY, "default", 1, "1", [0], gr.Request(query_params=query), "global", [])
     text, layer, head, scale, leave_out, result, *_, heatmap, grid, _curves = restored
     assert (text, layer, head, scale, leave_out) == ("a charming journey", 2, "mean", "row", ["punctuation"])
     assert result.tokens == ["a", "charming", "journey"]
     assert "Layer 2, mean of all heads" in heatmap.layout.title.text and grid is None
     assert heatmap.data[0].zmax == 255  # each row on its own range, one byte a colour
-    grid = restore.restore_view("default", 1, "1", [0], gr.Request(query_params=query | {"view": "all-heads"}))[-2]
+    grid = restore.restore_view(
+        REGISTRY, "default", 1, "1", [0], gr.Request(query_params=query | {"view": "all-heads"})
+    )[-2]
     assert grid.layout.coloraxis.cmax == 255
 
 
@@ -243,7 +250,7 @@ def test_query_string_restores_text_layer_head_and_colour_scale(app):
     ],
 )
 def test_missing_or_bad_query_values_keep_the_current_view(app, query):
-    restored = restore.restore_view(SENTENCE, 2, "2", [0], gr.Request(query_params=query), "row", ["special"])
+    restored = restore.restore_view(REGISTRY, SENTENCE, 2, "2", [0], gr.Request(query_params=query), "row", ["special"])
     assert restored[:5] == (SENTENCE, 2, "2", "row", ["special"])
 
 
@@ -457,7 +464,7 @@ def test_a_redraw_the_view_wires_itself_fails_in_its_tab_alone(app, monkeypatch,
     parts = page_parts(app)
     walk = parts.drawings["walkthrough"]
     movers = [fn for fn in app.demo.fns.values() if fn.name == "show_moved_step"]
-    result = page.show_text(SENTENCE, 1, "1", [0])[0]
+    result = page.show_text(REGISTRY, SENTENCE, 1, "1", [0])[0]
     kept = views.walkthrough.show_step(result, 10, 1, 1, None)[-1]
     values = dict(zip(walk.inputs, [result, 10, 1, 1, kept], strict=True))
     failure = parts.failures["walkthrough"]

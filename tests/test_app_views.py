@@ -18,7 +18,12 @@ from transformer import explain
 from transformer.explorer import analysis, runner, views
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.page import api, restore
+from transformer.explorer.registry import Registry
+from transformer.explorer.views import VIEWS
 from transformer.tokenizer import MASK_TOKEN
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -253,7 +258,7 @@ NOT_FREE_TEXTS |= {"direction"}  # /patching's: "b_into_a" or "a_into_b"
 def test_every_text_an_endpoint_reads_is_capped(app):
     over = "a " * (analysis.MAX_INPUT_CHARS // 2 + 1)  # 10,002 characters of words
     capped = set()
-    for name, endpoint in api.endpoints().items():
+    for name, endpoint in api.endpoints(REGISTRY).items():
         parameters = inspect.signature(endpoint).parameters
         texts = {name for name, parameter in parameters.items() if "str" in str(parameter.annotation)} - {"heads_off"}
         assert texts <= FREE_TEXTS | NOT_FREE_TEXTS, f"{name}: is {texts - FREE_TEXTS - NOT_FREE_TEXTS} free text?"
@@ -404,7 +409,7 @@ def test_address_restores_the_view_and_its_controls(app, result):
         "seed": "7",
         "target": "positive",
     }
-    restored = restore.restore_controls(result, gr.Request(query_params=query))
+    restored = restore.restore_controls(REGISTRY, result, gr.Request(query_params=query))
     assert restored == {
         "view": "knockout",
         "heads_off": ["L1 H2", "L2 H1"],
@@ -419,7 +424,7 @@ def test_address_restores_the_view_and_its_controls(app, result):
 
 def test_address_values_the_page_does_not_offer_are_dropped(app, result):
     query = {"view": "<script>", "heads_off": "L1 H9", "steps": "1e9", "position": "99", "baseline": "x", "mode": ""}
-    assert restore.restore_controls(result, gr.Request(query_params=query)) == {}
+    assert restore.restore_controls(REGISTRY, result, gr.Request(query_params=query)) == {}
 
 
 # --- through gradio_client on a live server ---

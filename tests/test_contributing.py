@@ -3,7 +3,6 @@ tab and an endpoint to the page, and the view draws the model's own numbers."""
 
 from __future__ import annotations
 
-import importlib
 import re
 import sys
 import types
@@ -15,13 +14,12 @@ import pytest
 import torch
 from app_fixtures import import_app, write_model_dir
 
-from transformer.explorer import analysis, runner, views
-from transformer.explorer.page import address, api, events, page, restore
+from transformer.explorer import analysis, runner
+from transformer.explorer.page import address
+from transformer.explorer.registry import Registry, view_params
+from transformer.explorer.views import VIEWS
 
 GUIDE = Path(__file__).parent.parent / "CONTRIBUTING.md"
-# The modules whose tables are made from ``views.VIEWS`` when they are imported: reloaded, in import order, to
-# register a view as the app's start-up would.
-DERIVED = [address, page, restore, events, api]
 
 
 def example_files() -> dict[str, str]:
@@ -48,33 +46,31 @@ def app(tmp_path_factory):
 
 @pytest.fixture
 def example_view(app):
-    """The guide's view, listed in ``VIEWS`` as its one edit says; afterwards the page as it was."""
+    """The guide's view, importable as its two files; afterwards the modules as they were."""
     files = example_files()
     assert set(files) == {"transformer/explain/vector_lengths.py", "transformer/explorer/views/token_lengths.py"}
     names = [path.removesuffix(".py").replace("/", ".") for path in files]
     try:
         for path, source in files.items():
             module = load_module(path, source)
-        views.VIEWS.append(module.VIEW)
-        for derived in DERIVED:
-            importlib.reload(derived)
         yield module
     finally:
-        if views.VIEWS[-1].id == "token-lengths":
-            views.VIEWS.pop()
         for name in names:
             sys.modules.pop(name, None)
-        for derived in DERIVED:
-            importlib.reload(derived)
 
 
 def test_the_worked_example_adds_a_tab_and_an_endpoint(app, example_view):
-    demo = app.build_demo()
+    """Listed after the others in ``VIEWS`` (here a registry of them), the view is a tab, an endpoint and an address
+    view: no module of the page keeps a table of its own to reload."""
+    registry = Registry([*VIEWS, example_view.VIEW])
+    demo = app.build_demo(registry)
     tabs = [block for block in demo.blocks.values() if isinstance(block, gr.Tab)]
     assert "Token lengths" in [tab.label for tab in tabs]
     served = {fn.api_name: fn for fn in demo.fns.values() if fn.api_visibility == "public"}
     assert served["token_lengths"].fn is example_view.token_lengths
     assert {"predict", "attention"} <= served.keys()  # the page's own endpoints are all still there
+    assert address.script_config(registry)["viewOfTitle"]["Token lengths"] == "token-lengths"
+    assert "token-lengths" not in app.REGISTRY.ids  # the app's own registry is untouched
 
 
 def test_the_worked_example_draws_the_models_own_vector_lengths(app, example_view):
@@ -95,7 +91,7 @@ def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
     claims = types.SimpleNamespace(id="first", params={"depth": None})
     again = types.SimpleNamespace(id="second", params={"depth": None})
     with pytest.raises(ValueError, match='"depth" is claimed by both view first and view second'):
-        address.view_params([claims, again])
+        Registry([claims, again])
     with pytest.raises(ValueError, match='"layer" is claimed by both the page and view first'):
-        address.view_params([types.SimpleNamespace(id="first", params={"layer": None})])
-    assert address.view_params([claims]) == {"first": ["depth"]}
+        view_params([types.SimpleNamespace(id="first", params={"layer": None})])
+    assert view_params([claims]) == {"first": ["depth"]}

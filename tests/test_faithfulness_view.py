@@ -9,6 +9,11 @@ from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, faithfulnes
 from transformer.explorer import analysis, runner, views
 from transformer.explorer.drawing import erasure as erasure_figures
 from transformer.explorer.page import restore
+from transformer.explorer.registry import Registry
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 SENTENCE = "a wonderful film , the acting was dull"
 attributions = views.attributions
@@ -105,8 +110,8 @@ def test_the_sentence_and_the_figure_escape_the_class_name_and_word_ties_and_cha
 
 def test_the_address_keeps_the_removal_mode(app, result):
     query = {"view": "attributions", "removal": "delete"}
-    assert restore.restore_controls(result, gr.Request(query_params=query)) == query
-    assert restore.restore_controls(result, gr.Request(query_params={"removal": "mask"})) == {}
+    assert restore.restore_controls(REGISTRY, result, gr.Request(query_params=query)) == query
+    assert restore.restore_controls(REGISTRY, result, gr.Request(query_params={"removal": "mask"})) == {}
 
 
 def test_each_method_keeps_its_colour_in_both_panels(app, loaded, result):

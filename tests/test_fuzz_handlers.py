@@ -24,8 +24,12 @@ from transformer.explorer.drawing import token_spans
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import api, page, restore
-from transformer.explorer.page.page import MAIN_VIEWS, show_main_view
-from transformer.explorer.registry import PageValues
+from transformer.explorer.page.page import show_main_view
+from transformer.explorer.registry import PageValues, Registry
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 FUZZ = settings(
     max_examples=60,
@@ -122,7 +126,7 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
     layer = 1 + layer % model.num_layers  # the Radio lets through only its choices: 1..L,
     head = MEAN_HEAD if head % (model.num_heads + 1) == 0 else str(head % (model.num_heads + 1))  # "1".."H", mean
     try:
-        outputs = page.show_text(text, layer, head, dims)
+        outputs = page.show_text(REGISTRY, text, layer, head, dims)
     except gr.Error as error:
         assert error.print_exception is False  # a user's mistake leaves no stack trace in the server log
         assert_clear(error.message, text)
@@ -138,8 +142,8 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
     assert (notice != "") == (result.notice is not None)
     assert grid is curves is None  # drawn when their tabs open
     heatmap, grid, curves = (
-        show_main_view(result, view, PageValues(layer, head, dims, "global", []))[i]
-        for i, view in enumerate(MAIN_VIEWS)
+        show_main_view(REGISTRY, result, view, PageValues(layer, head, dims, "global", []))[i]
+        for i, view in enumerate(REGISTRY.main_views)
     )
     for figure in (heatmap, grid, curves):
         for label in figure_labels(figure):  # typed markup is escaped: plotly never sees a tag from the text
@@ -220,7 +224,9 @@ def test_restore_view_takes_only_valid_values_from_the_address(app, query, curre
     query = {key: str(value) for key, value in query.items()}
     request = gr.Request(query_params=query)
     try:
-        text, layer, head, *_ = restore.restore_view(NORMAL_TEXT, current_layer, current_head, [0], request=request)
+        text, layer, head, *_ = restore.restore_view(
+            REGISTRY, NORMAL_TEXT, current_layer, current_head, [0], request=request
+        )
     except gr.Error as error:
         assert_clear(error.message, query)
         assert len(query.get("text", "")) > CAP

@@ -27,8 +27,13 @@ from app_fixtures import serving
 
 from transformer.explorer import runner
 from transformer.explorer.page import launch as server
-from transformer.explorer.page.address import URL_PARAMS, share_link
+from transformer.explorer.page.address import share_link
+from transformer.explorer.registry import Registry
 from transformer.explorer.serving import admission, clients, fair_queue, guard, link_store, sessions
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
@@ -115,13 +120,15 @@ def test_a_token_bucket_remembers_a_bounded_number_of_clients():
 def test_a_client_makes_a_burst_of_links_then_is_told_when_to_retry(monkeypatch, tmp_path):
     monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
     monkeypatch.setattr(link_store, "NEW_LINKS", clients.RateLimit(per_second=0.2, burst=link_store.NEW_LINKS_BURST))
-    values = dict.fromkeys(URL_PARAMS, "")
+    values = dict.fromkeys(REGISTRY.url_params, "")
     attacker, victim = fake_request("127.0.0.3"), fake_request(OTHER)
     for i in range(link_store.NEW_LINKS_BURST):
-        share_link(attacker, *(values | {"text": f"link {i}", "view": "attention"}).values())
+        share_link(REGISTRY, attacker, *(values | {"text": f"link {i}", "view": "attention"}).values())
     with pytest.raises(gr.Error, match=r"Too many shared links .* retry in \d+ s"):
-        share_link(attacker, *(values | {"text": "one more", "view": "attention"}).values())
-    assert link_store.load_link(share_link(victim, *(values | {"text": "mine", "view": "attention"}).values()))
+        share_link(REGISTRY, attacker, *(values | {"text": "one more", "view": "attention"}).values())
+    assert link_store.load_link(
+        share_link(REGISTRY, victim, *(values | {"text": "mine", "view": "attention"}).values())
+    )
     assert len(list(tmp_path.iterdir())) == link_store.NEW_LINKS_BURST + 1
 
 
@@ -174,12 +181,14 @@ def test_a_link_opened_recently_outlives_a_flood_of_fresh_links_from_many_addres
     monkeypatch.setattr(link_store, "MAX_LINKS", 100)
     monkeypatch.setattr(link_store, "OPENED", type(link_store.OPENED)())
     monkeypatch.setattr(link_store, "ALL_NEW_LINKS", clients.RateLimit(per_second=1, burst=10**6))  # pruning here
-    values = dict.fromkeys(URL_PARAMS, "")
-    mine = share_link(fake_request(OTHER), *(values | {"text": "mine", "view": "attention"}).values())
+    values = dict.fromkeys(REGISTRY.url_params, "")
+    mine = share_link(REGISTRY, fake_request(OTHER), *(values | {"text": "mine", "view": "attention"}).values())
     time.sleep(0.01)
     assert link_store.load_link(mine)  # opened: someone followed it
     for i in range(64 * link_store.NEW_LINKS_BURST):
-        share_link(fake_request(f"10.2.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "attention"}).values())
+        share_link(
+            REGISTRY, fake_request(f"10.2.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "attention"}).values()
+        )
     assert link_store.load_link(mine) == {"text": "mine", "view": "attention"}
     assert len(list(tmp_path.iterdir())) == 100
 
@@ -187,10 +196,12 @@ def test_a_link_opened_recently_outlives_a_flood_of_fresh_links_from_many_addres
 def test_all_addresses_together_make_links_at_a_bounded_rate(monkeypatch, tmp_path):
     monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
     monkeypatch.setattr(link_store, "ALL_NEW_LINKS", clients.RateLimit(per_second=1, burst=50, clock=Clock()))
-    values, made = dict.fromkeys(URL_PARAMS, ""), 0
+    values, made = dict.fromkeys(REGISTRY.url_params, ""), 0
     for i in range(64 * 5):
         try:
-            share_link(fake_request(f"10.3.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "x"}).values())
+            share_link(
+                REGISTRY, fake_request(f"10.3.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "x"}).values()
+            )
             made += 1
         except gr.Error as refusal:
             assert "retry in" in str(refusal)

@@ -10,6 +10,11 @@ from app_fixtures import page_on
 from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer.page import api
+from transformer.explorer.registry import Registry
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.
@@ -40,7 +45,7 @@ def answers(app, hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
         second = hub_model_dirs[HUB_FAMILIES[(i + 1) % len(HUB_FAMILIES)]]
         with page_on(app, hub_model_dirs[family], tmp_path_factory.mktemp(f"hub-{family}"), second) as on_hub:
             assert getattr(on_hub.get_model()[0].model, "model_type", None) == family
-            found[family] = {name: answer(fn) for name, fn in api.endpoints().items()}
+            found[family] = {name: answer(fn) for name, fn in api.endpoints(REGISTRY).items()}
     return found
 
 

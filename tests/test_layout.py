@@ -1,17 +1,21 @@
-"""The explorer by kind: a small core, folders that say what they hold, CONTRIBUTING's table true to them, and the
-page's numbering converted in one module."""
+"""The explorer by kind: a small core, a short chain of imports, folders that say what they hold, CONTRIBUTING's table
+true to them, and the page's numbering converted in one module."""
 
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
+
+import grimp
 
 ROOT = Path(__file__).parent.parent
 EXPLORER = ROOT / "transformer" / "explorer"
 GUIDE = ROOT / "CONTRIBUTING.md"
 MAX_CORE_MODULES = 12  # the explorer's top level, __init__.py included
 FOLDERS = ("page", "drawing", "serving", "corpus")  # views/ lists its modules in ``VIEWS`` instead
+MAX_CHAIN = 6  # modules in the explorer's deepest chain of imports
 
 
 def module_names(folder: Path) -> set[str]:
@@ -99,3 +103,28 @@ def test_the_numbering_check_finds_each_kind_of_conversion(tmp_path):
         "mod.py:1 layer - 1",
         "mod.py:2 range(1, model.num_heads + 1)",
     ]
+
+
+def deepest_chain(imports: dict[str, list[str]]) -> list[str]:
+    """The longest chain ``a -> b -> ...`` of ``imports`` ({module: the modules it imports}), as modules."""
+
+    @functools.cache
+    def longest(module: str) -> tuple[str, ...]:
+        return (module, *max((longest(imported) for imported in imports.get(module, [])), key=len, default=()))
+
+    return list(max((longest(module) for module in imports), key=len, default=()))
+
+
+def test_the_explorers_deepest_chain_of_imports_is_short():
+    """The page code is handed the ``Registry`` instead of importing the views, so the page sits beside the views
+    on the core rather than on top of them."""
+    graph = grimp.build_graph("transformer")
+    explorer = [module for module in graph.modules if module.startswith("transformer.explorer")]
+    imports = {m: [i for i in graph.find_modules_directly_imported_by(m) if i in explorer] for m in explorer}
+    chain = deepest_chain(imports)
+    assert len(chain) <= MAX_CHAIN, " -> ".join(chain)
+
+
+def test_the_chain_check_counts_modules_along_the_longest_path():
+    imports = {"a": ["b", "c"], "b": ["c"], "c": ["d"], "d": [], "e": ["d"]}
+    assert deepest_chain(imports) == ["a", "b", "c", "d"]

@@ -15,8 +15,12 @@ from transformer.explorer import analysis, runner, weighting
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.drawing.patching import pair_labels, restored_figure
 from transformer.explorer.page import api
+from transformer.explorer.registry import Registry
 from transformer.explorer.views import VIEWS, all_heads, attention, patching
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 # B differs from A in one word, which every tokenizer here reads as one token.
 A, B = "the plot was boring", "a plot was boring"
@@ -32,7 +36,7 @@ def served(request, app, hub_model_dirs, monkeypatch):
 
 
 def test_the_new_endpoints_are_served_and_the_tab_follows_compare():
-    served = api.endpoints()
+    served = api.endpoints(REGISTRY)
     assert {"patching", "layer_readout", "attention_norms"} <= set(served)
     ids = [view.id for view in VIEWS]
     assert ids.index("patching") == ids.index("compare") + 1

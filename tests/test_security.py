@@ -31,9 +31,14 @@ from hypothesis import strategies as st
 
 from transformer import TransformerClassifier
 from transformer.explorer import runner
-from transformer.explorer.page import address, page, restore, scripts
+from transformer.explorer.page import address, restore, scripts
+from transformer.explorer.registry import Registry
 from transformer.explorer.serving import link_store
+from transformer.explorer.views import VIEWS
 from transformer.loading import ModelLoadError, load_model
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 PAGE_JS = (Path(scripts.__file__).parent / "page.js").read_text()
 
@@ -211,13 +216,15 @@ def test_changing_MODEL_ID_after_start_changes_no_answer(app, client, tmp_path, 
 
 
 def test_the_address_keys_are_a_short_allow_list_of_view_inputs(app):
-    keys = address.URL_PARAMS
+    keys = REGISTRY.url_params
     assert len(keys) == len(set(keys)) <= 32
     assert "text" in keys and "layer" in keys and "head" in keys
     assert not [key for key in keys if MODEL_WORDS.search(key)]
     writers = [fn.js for fn in app.demo.fns.values() if fn.js and "Address(" in fn.js]
     assert writers  # the page rewrites its address after each view...
-    assert page.script_config()["urlParams"] == keys  # ...from the allow-list only, and drops a deep link's key
+    assert (
+        address.script_config(REGISTRY)["urlParams"] == keys
+    )  # ...from the allow-list only, and drops a deep link's key
     set_address = PAGE_JS[PAGE_JS.index("function setAddress") :]
     assert "for (const name of urlParams)" in set_address and 'searchParams.delete("deep_link")' in set_address
 
@@ -238,15 +245,15 @@ def test_the_address_keys_are_a_short_allow_list_of_view_inputs(app):
     )
 )
 def test_unknown_address_keys_change_nothing(app, extra):
-    extra = {key: value for key, value in extra.items() if key not in address.URL_PARAMS}
+    extra = {key: value for key, value in extra.items() if key not in REGISTRY.url_params}
     known = {"text": "a charming journey", "layer": "2", "head": "mean", "view": "rollout"}
     defaults = ["", 1, "1", None]  # the page's text, layer, head and dimensions: the address's win
-    plain = restore.restore_view(*defaults, request=gr.Request(query_params=known))
-    noisy = restore.restore_view(*defaults, request=gr.Request(query_params={**known, **extra}))
+    plain = restore.restore_view(REGISTRY, *defaults, request=gr.Request(query_params=known))
+    noisy = restore.restore_view(REGISTRY, *defaults, request=gr.Request(query_params={**known, **extra}))
     assert plain[:5] == noisy[:5]
     assert plain[5].tokens == noisy[5].tokens and plain[5].probabilities == noisy[5].probabilities
-    controls = restore.restore_controls(plain[5], gr.Request(query_params=known))
-    assert restore.restore_controls(noisy[5], gr.Request(query_params={**known, **extra})) == controls
+    controls = restore.restore_controls(REGISTRY, plain[5], gr.Request(query_params=known))
+    assert restore.restore_controls(REGISTRY, noisy[5], gr.Request(query_params={**known, **extra})) == controls
 
 
 SELECTORS = (gr.Radio, gr.Dropdown, gr.CheckboxGroup)
@@ -338,7 +345,7 @@ def test_markup_in_a_shared_address_stays_text_in_every_view(page, url, view, te
 def test_a_crafted_link_puts_no_markup_on_the_page(app, url, page, tmp_path, monkeypatch):
     """A link whose every kept input is markup (as a crafted call to the share event could keep): it shows as text."""
     monkeypatch.setattr(link_store, "LINK_DIR", tmp_path)
-    crafted = {name: f"{EVIL} <b class=pwned>x</b>" for name in address.URL_PARAMS}
+    crafted = {name: f"{EVIL} <b class=pwned>x</b>" for name in REGISTRY.url_params}
     key = link_store.save_link(crafted | {"text": SHARED_TEXT})
     page.goto(f"{url}?link={key}")
     page.wait_for_function(

@@ -14,9 +14,14 @@ import pytest
 from fuzz_helpers import QueueCaller
 
 from transformer.explorer.page import launch as server
-from transformer.explorer.page.address import URL_PARAMS, share_link
+from transformer.explorer.page.address import share_link
 from transformer.explorer.page.restore import restore_controls, restore_view
+from transformer.explorer.registry import Registry
 from transformer.explorer.serving import clients, link_store, sessions
+from transformer.explorer.views import VIEWS
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 TEXT = "a charming and often affecting journey ."
 
@@ -133,10 +138,10 @@ def test_gradios_deep_link_route_writes_nothing(app, url):
 
 
 def page_values(**changed) -> list:
-    """The values the page sends to ``share_link`` (``URL_PARAMS`` order): its defaults, some ``changed``."""
+    """The values the page sends to ``share_link`` (``REGISTRY.url_params`` order): its defaults, some ``changed``."""
     defaults = {"text": TEXT, "view": "attention", "layer": 1, "head": "1", "scale": "global", "leave_out": []}
     values = defaults | changed
-    return [values.get(name) for name in URL_PARAMS]
+    return [values.get(name) for name in REGISTRY.url_params]
 
 
 @pytest.fixture
@@ -147,7 +152,7 @@ def link_dir(tmp_path, monkeypatch):
 
 def test_a_shared_link_keeps_only_the_views_inputs(app, link_dir):
     key = share_link(
-        None, *page_values(view="knockout", heads_off="L1 H2", layer=2, head="mean", leave_out=["special"])
+        REGISTRY, None, *page_values(view="knockout", heads_off="L1 H2", layer=2, head="mean", leave_out=["special"])
     )
     (stored,) = link_dir.iterdir()
     kept = json.loads(stored.read_text())
@@ -157,21 +162,23 @@ def test_a_shared_link_keeps_only_the_views_inputs(app, link_dir):
     }  # fmt: skip
     assert stored.stat().st_size < 300 and link_store.load_link(key) == kept
     assert share_link(
-        None, *page_values(view="knockout", heads_off="L1 H2", layer=2, head="mean", leave_out=["special"])
+        REGISTRY, None, *page_values(view="knockout", heads_off="L1 H2", layer=2, head="mean", leave_out=["special"])
     )
     assert len(list(link_dir.iterdir())) == 1  # the same inputs make the same link
 
 
 def test_a_restored_link_reproduces_the_view(app, link_dir):
     long_text = " ".join([TEXT] * 60)  # far longer than an address keeps
-    key = share_link(None, *page_values(text=long_text, view="rollout", layer=2, head="mean"))
+    key = share_link(REGISTRY, None, *page_values(text=long_text, view="rollout", layer=2, head="mean"))
     defaults = ["", 1, "1", None]
-    restored = restore_view(*defaults, request=gr.Request(query_params={"link": key}))
-    direct = restore_view(*defaults, request=gr.Request(query_params={"text": long_text, "layer": "2", "head": "mean"}))
+    restored = restore_view(REGISTRY, *defaults, request=gr.Request(query_params={"link": key}))
+    direct = restore_view(
+        REGISTRY, *defaults, request=gr.Request(query_params={"text": long_text, "layer": "2", "head": "mean"})
+    )
     assert restored[:3] == (long_text, 2, "mean")
     assert restored[5].tokens == direct[5].tokens and restored[5].probabilities == direct[5].probabilities
-    assert restore_controls(restored[5], gr.Request(query_params={"link": key}))["view"] == "rollout"
-    unknown = restore_view(*defaults, request=gr.Request(query_params={"link": "A" * 16}))
+    assert restore_controls(REGISTRY, restored[5], gr.Request(query_params={"link": key}))["view"] == "rollout"
+    unknown = restore_view(REGISTRY, *defaults, request=gr.Request(query_params={"link": "A" * 16}))
     assert unknown[0] == ""  # an unknown or pruned link restores nothing
 
 
@@ -179,7 +186,7 @@ def test_the_link_store_never_exceeds_its_cap_and_drops_the_oldest(app, link_dir
     monkeypatch.setattr(link_store, "MAX_LINKS", 5)
     keys = []
     for i in range(12):
-        keys.append(share_link(None, *page_values(text=f"{TEXT} {i}")))
+        keys.append(share_link(REGISTRY, None, *page_values(text=f"{TEXT} {i}")))
         assert len(list(link_dir.iterdir())) <= 5
         time.sleep(0.002)  # distinct modification times on coarse clocks
     assert [link_store.load_link(key) is not None for key in keys] == [False] * 7 + [True] * 5
@@ -188,9 +195,9 @@ def test_the_link_store_never_exceeds_its_cap_and_drops_the_oldest(app, link_dir
 
 def test_a_link_over_its_size_limit_is_refused_and_not_written(app, link_dir):
     texts = ["é" * 10_000] * 3  # three texts of the longest kind still fit...
-    share_link(None, *page_values(text=texts[0], view="compare", compare=texts[1]))
+    share_link(REGISTRY, None, *page_values(text=texts[0], view="compare", compare=texts[1]))
     with pytest.raises(gr.Error, match="at most"):  # ...but not a crafted value past the limit
-        share_link(None, *page_values(text="x" * (link_store.MAX_LINK_BYTES + 1)))
+        share_link(REGISTRY, None, *page_values(text="x" * (link_store.MAX_LINK_BYTES + 1)))
     assert len(list(link_dir.iterdir())) == 1
     assert all(path.stat().st_size <= link_store.MAX_LINK_BYTES for path in link_dir.iterdir())
 

@@ -15,8 +15,11 @@ from tiny import tiny_model
 from transformer.explain.walkthrough import walk_through
 from transformer.explorer import runner
 from transformer.explorer.page import api, restore
-from transformer.explorer.registry import Reading
-from transformer.explorer.views import walkthrough
+from transformer.explorer.registry import Reading, Registry
+from transformer.explorer.views import VIEWS, walkthrough
+
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
+
 
 SENTENCE = "a wonderful film , the acting was dull"
 
@@ -203,11 +206,11 @@ def test_the_steps_tell_a_post_ln_model_what_it_does():
 def test_the_pages_layer_and_head_open_the_walkthrough_where_its_own_are_absent(app):
     result = runner.run_model(SENTENCE)
     query = {"view": "walkthrough", "step": "6", "layer": "2", "head": "2"}  # the app's tiny model has 2 of each
-    restored = restore.restore_controls(result, gr.Request(query_params=query))
+    restored = restore.restore_controls(REGISTRY, result, gr.Request(query_params=query))
     assert restored["walk_layer"] == 2 and restored["walk_head"] == 2
-    own = restore.restore_controls(result, gr.Request(query_params=query | {"walk_head": "1"}))
+    own = restore.restore_controls(REGISTRY, result, gr.Request(query_params=query | {"walk_head": "1"}))
     assert own["walk_head"] == 1  # the view's own parameter wins
-    mean = restore.restore_controls(result, gr.Request(query_params=query | {"head": "mean"}))
+    mean = restore.restore_controls(REGISTRY, result, gr.Request(query_params=query | {"head": "mean"}))
     assert "walk_head" not in mean  # "mean of heads" is no head of the walkthrough's: it keeps its own
 
 

@@ -17,14 +17,11 @@ import torch
 
 from ..explain.attention_norms import value_norms_of_run
 from ..tokenizer import UNK_TOKEN
+from .inputs import InputError
 
 MAX_INPUT_CHARS = 10_000
 MAX_UNKNOWN_SHOWN = 5  # unknown pieces named in the notice; the token view marks every one
 MAX_PIECE_CHARS = 20  # an unknown piece longer than this is shortened in the notice
-
-
-class InputError(ValueError):
-    """Text the explorer cannot analyze; the message is written for the person who sent it."""
 
 
 class EmptyInputError(InputError):

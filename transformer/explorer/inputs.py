@@ -6,9 +6,10 @@ page, in the address and in every API argument and answer, and from 0 in ``trans
 ``page_number`` and ``page_numbers`` turn the model's indices back, and ``numbers`` lists the page's numbers of
 a model's layers or heads. Token positions count from 0 everywhere, as in the token labels.
 
-A bad value raises ``analysis.InputError`` with a message that says what is allowed. The page address's
-readers (``choice``, ``choices``, ``number``) instead return None for a value the page does not offer, which
-the app reads as "keep what is on the page": every value in an address is untrusted.
+A bad value raises ``InputError`` (defined here, for every check of what people send) with a message that says
+what is allowed. The page address's readers (``choice``, ``choices``, ``number``) instead return None for a
+value the page does not offer, which the app reads as "keep what is on the page": every value in an address is
+untrusted.
 """
 
 from __future__ import annotations
@@ -20,7 +21,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .analysis import Analysis, InputError
+
+class InputError(ValueError):
+    """Text or a value the explorer cannot read; the message is written for the person who sent it."""
+
 
 MEAN_HEAD = "mean"  # the head choice that averages every head
 PREDICTED = "predicted"  # the target-class choice that follows the model's prediction
@@ -157,8 +161,9 @@ def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads:
     return sorted(heads)
 
 
-def class_index(target: str | None, result: Analysis) -> int:
-    """A class name as its index; None, "" or ``PREDICTED`` mean the class the model predicts."""
+def class_index(target: str | None, result) -> int:
+    """A class name as its index in ``result`` (an ``analysis.Analysis``); None, "" or ``PREDICTED`` mean the class
+    the model predicts."""
     if target in (None, "", PREDICTED):
         return int(np.argmax(result.probabilities))
     if target not in result.label_names:

@@ -1,5 +1,8 @@
 """What a view is: one tab of the page, registered in ``views.VIEWS``, which ``app.py`` walks.
 
+``app.py`` makes one ``Registry`` of them and hands it to the page code (``page/``), which keeps no table of
+its own: what the page needs to know of the views (their ids, main views, address parameters) is read there.
+
 A view module defines one ``View``: its tab's id (the ``view`` in the page address) and title, a
 ``layout`` that places its controls and outputs inside the tab and says how to draw them, the
 address parameters it keeps (with a reader that checks each), and its API endpoints. Views see the
@@ -16,6 +19,8 @@ import gradio as gr
 from ..interface import TUTORIAL_BLOCKS
 from .analysis import MAX_INPUT_CHARS, InputError
 from .inputs import MEAN_HEAD, choice, numbers
+
+GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]  # the page's own address parameters
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,52 @@ class View:
     endpoints: dict[str, Callable] = field(default_factory=dict)
     main: Callable[[object, PageValues], object] | None = None
     colour_scale: bool = True
+
+
+def view_params(views) -> dict[str, list[str]]:
+    """{view id: its address parameters}; a parameter that two views (or a view and the page) claim is an error.
+
+    Raises:
+        ValueError: naming the parameter and both claimants, at start-up rather than as a silently lost value.
+    """
+    owners = dict.fromkeys(GLOBAL_PARAMS, "the page")
+    for view in views:
+        for name in view.params:
+            if name in owners:
+                raise ValueError(f'The address parameter "{name}" is claimed by both {owners[name]} and view {view.id}')
+            owners[name] = f"view {view.id}"
+    return {view.id: list(view.params) for view in views if view.params}
+
+
+class Registry:
+    """The page's views, in tab order, and what the page reads of them, made once by ``app.build_demo``.
+
+    Attributes:
+        views: the views, the first being the tab a page opens on (``first_view``).
+        ids: each view's id; ``titles``: {tab title: view id}.
+        main: {main view id: its ``View.main``}, in the order of ``page.show_text``'s figures (``main_views``).
+        view_params: {view id: its address parameters}; ``url_params``: the page's (``GLOBAL_PARAMS``), then theirs.
+        readers: {view address parameter: its reader}; ``fallbacks``: {parameter: the page parameter in its place}.
+        text_params: the free-text address parameters (``read_text``), the sentence first.
+        colour_scale: {view id: ``View.colour_scale``}.
+
+    Raises:
+        ValueError: an address parameter claimed twice (``view_params``).
+    """
+
+    def __init__(self, views) -> None:
+        self.views = tuple(views)
+        self.view_params = view_params(self.views)  # first: a parameter claimed twice stops here
+        self.ids = [view.id for view in self.views]
+        self.first_view = self.ids[0]
+        self.titles = {view.title: view.id for view in self.views}
+        self.main = {view.id: view.main for view in self.views if view.main}
+        self.main_views = list(self.main)
+        self.url_params = GLOBAL_PARAMS + [name for names in self.view_params.values() for name in names]
+        self.readers = {name: read for view in self.views for name, read in view.params.items()}
+        self.fallbacks = {name: page for view in self.views for name, page in view.fallbacks.items()}
+        self.text_params = ["text", *(name for name, read in self.readers.items() if read is read_text)]
+        self.colour_scale = {view.id: view.colour_scale for view in self.views}
 
 
 def not_for_this_model(view_title: str, model) -> str | None:

@@ -1,10 +1,10 @@
 """The page address: the parameters it keeps, reading them from a request, and "Copy link".
 
 The address (``?text=...&layer=2&view=knockout&heads_off=L1 H2``...) holds the text, the view, the page's
-own controls (``GLOBAL_PARAMS``) and that view's controls (``View.params``, one namespace for all views).
-``page.js`` writes it after each view is drawn; the page load reads it (``restore``). ``share_link`` keeps
-the same values in ``link_store`` for the "Copy link" button, so that texts too long for an address
-travel too (``?link=<key>``).
+own controls (``GLOBAL_PARAMS``) and that view's controls (``View.params``, one namespace for all views,
+listed by the ``Registry``). ``page.js`` writes it after each view is drawn, from what ``script_config`` tells it;
+the page load reads it (``restore``). ``share_link`` keeps the same values in ``link_store`` for the "Copy link"
+button, so that texts too long for an address travel too (``?link=<key>``).
 """
 
 from __future__ import annotations
@@ -13,34 +13,14 @@ import gradio as gr
 
 from .. import runner
 from ..analysis import InputError
-from ..registry import read_text
+from ..drawing import theme
+from ..registry import GLOBAL_PARAMS, Registry
 from ..serving import clients, link_store
-from ..views import VIEWS
+from . import scripts
 
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
 LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``
-GLOBAL_PARAMS = ["text", "view", "layer", "head", "scale", "leave_out"]
 GRADIO_VIEWS = ["api", "api-recorder", "settings"]  # ``?view=`` values of Gradio's own pages, never the app's tabs
-
-
-def view_params(views) -> dict[str, list[str]]:
-    """{view id: its address parameters}; a parameter that two views (or a view and the page) claim is an error.
-
-    Raises:
-        ValueError: naming the parameter and both claimants, at start-up rather than as a silently lost value.
-    """
-    owners = dict.fromkeys(GLOBAL_PARAMS, "the page")
-    for view in views:
-        for name in view.params:
-            if name in owners:
-                raise ValueError(f'The address parameter "{name}" is claimed by both {owners[name]} and view {view.id}')
-            owners[name] = f"view {view.id}"
-    return {view.id: list(view.params) for view in views if view.params}
-
-
-VIEW_PARAMS = view_params(VIEWS)
-URL_PARAMS = GLOBAL_PARAMS + [name for names in VIEW_PARAMS.values() for name in names]
-TEXT_PARAMS = ["text", *(name for view in VIEWS for name, read in view.params.items() if read is read_text)]
 
 
 def address(request: gr.Request | None) -> dict[str, str]:
@@ -57,8 +37,9 @@ def address_value(value) -> str:
     return "" if value is None else str(value)
 
 
-def share_link(request: gr.Request | None, *values) -> str:
-    """The "Copy link" button: keep the view's inputs (``URL_PARAMS`` order, as the address has them); its key.
+def share_link(registry: Registry, request: gr.Request | None, *values) -> str:
+    """The "Copy link" button: keep the view's inputs (``registry.url_params`` order, as the address has them); its
+    key.
 
     What is kept is what ``page.js`` writes into the address, without its length limit: the text, the
     view and that view's controls, as strings. Nothing the page computed is kept. The ``request``'s client
@@ -71,10 +52,26 @@ def share_link(request: gr.Request | None, *values) -> str:
         raise gr.Error(
             clients.retry_message("shared links", wait), title="Cannot share this view", print_exception=False
         )
-    named = dict(zip(URL_PARAMS, values, strict=True))
-    kept = GLOBAL_PARAMS + VIEW_PARAMS.get(address_value(named["view"]), [])
+    named = dict(zip(registry.url_params, values, strict=True))
+    kept = GLOBAL_PARAMS + registry.view_params.get(address_value(named["view"]), [])
     params = {name: address_value(value) for name, value in named.items() if name in kept}
     try:
         return link_store.save_link({name: value for name, value in params.items() if value.strip()})
     except InputError as error:
         raise runner.user_error(error, "Cannot share this view") from None
+
+
+def script_config(registry: Registry) -> dict:
+    """What the page's scripts read from ``window.explorerConfig`` (``scripts.head``)."""
+    return {
+        "globalParams": GLOBAL_PARAMS,
+        "viewParams": registry.view_params,
+        "urlParams": registry.url_params,
+        "textParams": registry.text_params,
+        "maxUrlText": MAX_URL_TEXT,
+        "linkParam": LINK_PARAM,
+        "gradioViews": GRADIO_VIEWS,
+        "redrawId": scripts.REDRAW_ID,
+        "viewOfTitle": registry.titles,
+        "phone": {"phonePx": theme.PHONE_PX, "modebarPx": theme.MODEBAR_PX, "phoneGridLabels": theme.PHONE_GRID_LABELS},
+    }

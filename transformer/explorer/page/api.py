@@ -15,7 +15,7 @@ import gradio as gr
 from gradio.utils import get_function_description
 
 from .. import payloads, runner
-from ..views import VIEWS
+from ..registry import Registry
 
 
 def predict(text: str) -> dict:
@@ -30,14 +30,14 @@ def predict(text: str) -> dict:
     return payloads.label_payload(runner.read_for_api(text))
 
 
-def endpoints() -> dict:
+def endpoints(registry: Registry) -> dict:
     """{API name: function}: ``/predict``, then each view's, in the page's order.
 
     Raises:
         ValueError: a name taken twice, or a function not named as its endpoint (its MCP tool would differ).
     """
     served = {"predict": predict}
-    for view in VIEWS:
+    for view in registry.views:
         for name, fn in view.endpoints.items():
             if name in served:
                 raise ValueError(f'Two endpoints are named "{name}": {served[name].__module__} and {fn.__module__}')
@@ -48,9 +48,9 @@ def endpoints() -> dict:
     return served
 
 
-def serve_endpoints(demo: gr.Blocks) -> None:
-    """Serve ``endpoints()`` from ``demo`` (inside its ``with`` block), each documented from its docstring."""
-    for name, fn in endpoints().items():
+def serve_endpoints(demo: gr.Blocks, registry: Registry) -> None:
+    """Serve ``endpoints(registry)`` from ``demo`` (inside its ``with`` block), each documented from its docstring."""
+    for name, fn in endpoints(registry).items():
         gr.api(fn, api_name=name, api_description=description(fn))
         block_fn = next(block_fn for block_fn in demo.fns.values() if block_fn.api_name == name)
         document(block_fn, fn)

@@ -23,29 +23,28 @@ from dataclasses import dataclass
 import gradio as gr
 
 from .. import runner
-from ..registry import Drawing, Page
-from ..views import VIEWS
+from ..registry import GLOBAL_PARAMS, Drawing, Page, Registry
 from . import scripts
-from .address import GLOBAL_PARAMS, TEXT_PARAMS, URL_PARAMS, VIEW_PARAMS, share_link
-from .page import MAIN_VIEWS, show_text
+from .address import share_link
+from .page import show_text
 from .restore import restore_controls, restore_view, unrestored
 
 LOG = logging.getLogger(__name__)
 
 PRIVATE = {"trigger_mode": "always_last", "api_visibility": "private"}  # the page's events: not an API
-USES_COLOUR_SCALE = {view.id: view.colour_scale for view in VIEWS}
-RESTORED_NAMES = ["view", *(name for names in VIEW_PARAMS.values() for name in names)]  # the load's controls
 
 
 @dataclass(frozen=True)
 class PageParts:
     """The page's components that events join, and how a view is drawn from them.
 
-    ``restored_text`` is a hidden box for the page load's text (never the sentence box, where the person may
-    be typing); ``current_view`` holds the view on screen; ``tabs`` maps each view's id to its tab and drawing;
-    ``failures`` to a hidden line in its tab that says when it could not be drawn.
+    ``registry`` holds the views the page was laid out with. ``restored_text`` is a hidden box for the page load's
+    text (never the sentence box, where the person may be typing); ``current_view`` holds the view on screen;
+    ``tabs`` maps each view's id to its tab and drawing; ``failures`` to a hidden line in its tab that says when it
+    could not be drawn.
     """
 
+    registry: Registry
     page: Page
     text_box: gr.Textbox
     restored_text: gr.Textbox
@@ -65,6 +64,14 @@ class PageParts:
     def drawings(self) -> dict[str, Drawing]:
         return {view_id: drawing for view_id, (_, drawing) in self.tabs.items()}
 
+    def show_text(self, *values) -> tuple:
+        """``page.show_text`` on the page's views: Analyze, Enter and the examples."""
+        return show_text(self.registry, *values)
+
+    def share_link(self, request: gr.Request, *values) -> str:
+        """``address.share_link`` on the page's views: the "Copy link" button."""
+        return share_link(self.registry, request, *values)
+
     @property
     def analyze_inputs(self) -> list:
         """``show_text``'s inputs."""
@@ -73,8 +80,8 @@ class PageParts:
 
     @property
     def main_figures(self) -> list:
-        """Each main view's figure, the first of its outputs (``View.main``), in ``MAIN_VIEWS`` order."""
-        return [self.drawings[view].outputs[0] for view in MAIN_VIEWS]
+        """Each main view's figure, the first of its outputs (``View.main``), in ``registry.main_views`` order."""
+        return [self.drawings[view].outputs[0] for view in self.registry.main_views]
 
     @property
     def analyzed(self) -> list:
@@ -96,7 +103,7 @@ class PageParts:
 
     def show_colour_controls(self, view: str) -> dict:
         """The colour-scale and leave-out controls, shown only with a view whose figures they change."""
-        return {self.colour_controls: gr.update(visible=USES_COLOUR_SCALE.get(view, True))}
+        return {self.colour_controls: gr.update(visible=self.registry.colour_scale.get(view, True))}
 
     def draw_view(self, view: str, values: dict) -> dict:
         """Draw ``view`` from its inputs' ``values``; a main view only from an analysis (else it stays as it is).
@@ -105,7 +112,7 @@ class PageParts:
         drawn, and the log has the traceback, once. (A ``gr.Error`` is the sender's to read, as Gradio shows it.)
         """
         drawing = self.drawings[view]
-        if view in MAIN_VIEWS and values[self.page.result] is None:
+        if view in self.registry.main_views and values[self.page.result] is None:
             return {output: gr.skip() for output in self.view_outputs(view)}
         return self.draw_part(view, drawing, values)
 
@@ -166,9 +173,14 @@ class PageParts:
         return [self.restored_text, page.layer, page.head, page.scale, page.leave_out, *self.analyzed]
 
     @property
+    def restored_names(self) -> list[str]:
+        """The address parameters of the controls the page load writes: the view, then each view's."""
+        return ["view", *(name for name in self.registry.url_params if name not in GLOBAL_PARAMS)]
+
+    @property
     def load_outputs(self) -> list:
         """What the page load writes: ``restored``, every view's controls and outputs, the colour controls' row."""
-        controls = [self.url_controls[name] for name in RESTORED_NAMES]
+        controls = [self.url_controls[name] for name in self.restored_names]
         outputs = [c for view in self.drawings for c in self.view_outputs(view)]
         return list(dict.fromkeys([*self.restored, *controls, self.colour_controls, *outputs]))
 
@@ -182,19 +194,22 @@ class PageParts:
         """
         text, layer, head, dims, *rest = (c.value for c in self.analyze_inputs)
         try:
-            values = dict(zip(self.restored, restore_view(text, layer, head, dims, request, *rest), strict=True))
+            restored = restore_view(self.registry, text, layer, head, dims, request, *rest)
+            values = dict(zip(self.restored, restored, strict=True))
         except gr.Error as error:  # a text in the address that the model cannot read
             gr.Warning(error.message, title=error.title)
             values = {}
-        defaults = [self.url_controls[name] for name in RESTORED_NAMES if name not in TEXT_PARAMS]
+        registry = self.registry
+        defaults = [self.url_controls[name] for name in self.restored_names if name not in registry.text_params]
         values |= {control: control.value for control in defaults}  # each view's own text keeps the page's
-        for name, value in restore_controls(values.get(self.page.result), request).items():
+        for name, value in restore_controls(registry, values.get(self.page.result), request).items():
             values[self.url_controls[name]] = value
-        if lost := unrestored(values.get(self.page.result), request):
+        if lost := unrestored(registry, values.get(self.page.result), request):
             gr.Warning(lost, title="Not everything in this link was restored")
         view = values[self.current_view]
         drawing = self.drawings[view]
-        if view not in MAIN_VIEWS or len(drawing.outputs) > 1 or drawing.controls:  # not drawn by the analysis alone
+        drawn = view in registry.main_views and len(drawing.outputs) <= 1 and not drawing.controls  # by the analysis
+        if not drawn:
             try:  # a view's gr.State starts at its own value, as in a new session
                 values |= self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs})
             except gr.Error as error:
@@ -202,8 +217,10 @@ class PageParts:
         return values | self.show_colour_controls(view)
 
 
-def write_address(parts: PageParts, names: list[str] = URL_PARAMS, redraw: list[str] = ()) -> dict:
-    """The js-only step that writes the address from ``names`` (``page.js`` ``writeAddress``), and may redraw."""
+def write_address(parts: PageParts, names: list[str] | None = None, redraw: list[str] = ()) -> dict:
+    """The js-only step that writes the address from ``names`` (by default every parameter; ``page.js``
+    ``writeAddress``), and may redraw."""
+    names = parts.registry.url_params if names is None else names
     inputs = [parts.url_controls[name] for name in names]
     return {"fn": None, "inputs": inputs, "js": scripts.call("writeAddress", names, list(redraw))}
 
@@ -213,9 +230,10 @@ def analyze(parts: PageParts) -> None:
     chosen an instant before); then the address follows, and an explanation tab on screen is redrawn."""
     inputs = parts.analyze_inputs
     on_screen = scripts.call("onScreenView", len(inputs))
-    run = {"fn": show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
+    run = {"fn": parts.show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
     # an explanation, or a main view with controls of its own that the analysis's draw does not read (the weighting)
-    explanations = [view for view, drawing in parts.drawings.items() if view not in MAIN_VIEWS or drawing.controls]
+    main_views = parts.registry.main_views
+    explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
     for analyzed in (
         gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners),
         parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners),
@@ -228,8 +246,8 @@ def analyze(parts: PageParts) -> None:
 def view_events(parts: PageParts) -> None:
     """Each view's own events: its tab selected, its hidden redraw button, its controls; then the address."""
     for view, (tab, drawing) in parts.tabs.items():
-        events = PRIVATE | {"queue": view not in MAIN_VIEWS}
-        names = GLOBAL_PARAMS + VIEW_PARAMS.get(view, [])
+        events = PRIVATE | {"queue": view not in parts.registry.main_views}
+        names = GLOBAL_PARAMS + parts.registry.view_params.get(view, [])
         own_inputs = {parts.current_view, *drawing.inputs}
         own_outputs = [parts.current_view, parts.colour_controls, *parts.view_outputs(view)]
         opened = tab.select(functools.partial(parts.open_view, view), own_inputs, own_outputs, **events)
@@ -286,8 +304,8 @@ def named(method, *args) -> functools.partial:
 
 def share(parts: PageParts) -> None:
     """The "Copy link" button: keep the view's inputs, then copy the address with their key (or show it)."""
-    inputs = [parts.url_controls[name] for name in URL_PARAMS]
-    shared = parts.share_button.click(share_link, inputs, parts.link_key, **PRIVATE)
+    inputs = [parts.url_controls[name] for name in parts.registry.url_params]
+    shared = parts.share_button.click(parts.share_link, inputs, parts.link_key, **PRIVATE)
     shared.success(None, parts.link_key, None, js=scripts.call("copyLink"))
 
 
@@ -300,6 +318,7 @@ def load_page(demo: gr.Blocks, parts: PageParts) -> None:
         parts.restore_page, None, parts.load_outputs, api_visibility="private", show_progress_on=parts.spinners
     )
     loaded = loaded.then(None, parts.restored_text, None, js=scripts.call("keepTyped", parts.text_box.value))
-    every_control = [parts.url_controls[name] for name in URL_PARAMS]
-    opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", URL_PARAMS))
+    url_params = parts.registry.url_params
+    every_control = [parts.url_controls[name] for name in url_params]
+    opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", url_params))
     opened.then(None, js=scripts.call("reanalyzeTyped"))

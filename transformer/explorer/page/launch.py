@@ -42,8 +42,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .. import runner
 from ..drawing import theme
+from ..registry import Registry
 from ..serving import admission, clients, fair_queue, guard, sessions
-from . import page, scripts
+from . import address, scripts
 
 MAX_FILE_SIZE = "1kb"
 DELETE_CACHE = (600, 3600)  # (every, older than) seconds: for gr.Blocks(delete_cache=...)
@@ -272,11 +273,12 @@ async def lifespan(app):
                 await task
 
 
-def launch_settings() -> dict:
-    """Keyword arguments for ``demo.launch`` (a fresh dict: Gradio changes ``app_kwargs``)."""
+def launch_settings(registry: Registry) -> dict:
+    """Keyword arguments for ``demo.launch`` of a page laid out with ``registry`` (a fresh dict: Gradio changes
+    ``app_kwargs``)."""
     return {
         "css": theme.PAGE_CSS,
-        "head": scripts.head(page.script_config()),
+        "head": scripts.head(address.script_config(registry)),
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard)]},

@@ -12,42 +12,39 @@ from __future__ import annotations
 
 from .. import runner
 from ..analysis import Analysis, EmptyInputError, InputError
-from ..drawing import theme, token_spans
-from ..registry import PageValues
-from ..views import VIEWS
-from . import address, scripts
-
-DRAW_MAIN = {view.id: view.main for view in VIEWS if view.main}
-MAIN_VIEWS = list(DRAW_MAIN)  # the order of ``show_text``'s figures
-FIRST_VIEW = VIEWS[0].id  # the tab a page opens on
+from ..drawing import token_spans
+from ..registry import PageValues, Registry
 
 
-def show_main_view(result: Analysis | None, view: str, values: PageValues) -> tuple:
-    """The main views' figures (``MAIN_VIEWS`` order): ``view``'s drawn from the kept analysis, the others None."""
-    return tuple(DRAW_MAIN[main](result, values) if main == view else None for main in MAIN_VIEWS)
+def show_main_view(registry: Registry, result: Analysis | None, view: str, values: PageValues) -> tuple:
+    """The main views' figures (``registry.main_views`` order): ``view``'s drawn from the kept analysis, the others
+    None."""
+    return tuple(draw(result, values) if main == view else None for main, draw in registry.main.items())
 
 
 def show_text(
+    registry: Registry,
     text: str | None,
     layer: int,
     head: str,
     dims: list[int] | None,
     scale: str = "global",
     leave_out: list[str] | None = None,
-    view: str = FIRST_VIEW,
+    view: str | None = None,
 ) -> tuple:
-    """Run the model once on ``text``; draw the main view on screen, ``view``, and no other (no explanation).
+    """Run the model once on ``text``; draw the main view on screen, ``view`` (by default the first tab), and no
+    other (no explanation).
 
     Returns:
         (analysis state, prediction, token spans, notice, *the main views' figures): of the figures only
         ``view``'s, when it is a main view; the others None (drawn when their tab opens). Blank text gives a
         prompt in the notice and empty views, not an error.
     """
-    values = PageValues(layer, head, dims, scale, leave_out)
+    values, view = PageValues(layer, head, dims, scale, leave_out), view or registry.first_view
     try:
         result = runner.run_model(text)
     except EmptyInputError as prompt:
-        return None, None, None, str(prompt), *show_main_view(None, view, values)
+        return None, None, None, str(prompt), *show_main_view(registry, None, view, values)
     except InputError as error:
         raise runner.user_error(error) from None
     return (
@@ -55,21 +52,5 @@ def show_text(
         result.prediction,
         token_spans.token_spans(result),
         result.notice or "",
-        *show_main_view(result, view, values),
+        *show_main_view(registry, result, view, values),
     )
-
-
-def script_config() -> dict:
-    """What the page's scripts read from ``window.explorerConfig`` (``scripts.head``)."""
-    return {
-        "globalParams": address.GLOBAL_PARAMS,
-        "viewParams": address.VIEW_PARAMS,
-        "urlParams": address.URL_PARAMS,
-        "textParams": address.TEXT_PARAMS,
-        "maxUrlText": address.MAX_URL_TEXT,
-        "linkParam": address.LINK_PARAM,
-        "gradioViews": address.GRADIO_VIEWS,
-        "redrawId": scripts.REDRAW_ID,
-        "viewOfTitle": {view.title: view.id for view in VIEWS},
-        "phone": {"phonePx": theme.PHONE_PX, "modebarPx": theme.MODEBAR_PX, "phoneGridLabels": theme.PHONE_GRID_LABELS},
-    }

@@ -12,13 +12,11 @@ import gradio as gr
 from .. import inputs, runner
 from ..analysis import Analysis
 from ..drawing.colour import LEAVE_OUT, SCALES
-from ..registry import Reading, head_choices
+from ..registry import Reading, Registry, head_choices
 from ..serving.link_store import load_link
-from ..views import VIEWS, positional_encoding
+from ..views import positional_encoding
 from .address import GRADIO_VIEWS, LINK_PARAM, address
-from .page import FIRST_VIEW, show_text
-
-VIEW_IDS = [view.id for view in VIEWS]
+from .page import show_text
 
 
 def _page_choice(value, allowed: list, default):
@@ -42,6 +40,7 @@ def page_dims(dims, model) -> list[int]:
 
 
 def restore_view(
+    registry: Registry,
     text: str,
     layer: int,
     head: str,
@@ -49,7 +48,7 @@ def restore_view(
     request: gr.Request | None,
     scale: str = "global",
     leave_out: list[str] | None = None,
-    view: str = FIRST_VIEW,
+    view: str | None = None,
 ) -> tuple:
     """Page load: take text, layer, head, colour scale and view from the address; draw the view if it is a main one.
 
@@ -64,18 +63,18 @@ def restore_view(
     model = runner.get_model()[0].model
     layers, heads = list(inputs.numbers(model.num_layers)), [value for _, value in head_choices(model, mean=True)]
     leave_out_values = [value for _, value in LEAVE_OUT]  # the page's own values are checked against the same
-    read = {name: reader(params.get(name)) for name, reader in page_readers(model).items()}
+    read = {name: reader(params.get(name)) for name, reader in page_readers(registry, model).items()}
     text = params.get("text", text if isinstance(text, str) else "")
     layer = read["layer"] or _page_choice(layer, layers, 1)
     head = read["head"] or _page_choice(head, heads, "1")
     scale = read["scale"] or _page_choice(scale, SCALES, "global")
     leave_out = _page_choices(leave_out, leave_out_values, []) if read["leave_out"] is None else read["leave_out"]
     dims = page_dims(dims, model)
-    view = read["view"] or _page_choice(view, VIEW_IDS, FIRST_VIEW)
-    return (text, layer, head, scale, leave_out, *show_text(text, layer, head, dims, scale, leave_out, view))
+    view = read["view"] or _page_choice(view, registry.ids, registry.first_view)
+    return (text, layer, head, scale, leave_out, *show_text(registry, text, layer, head, dims, scale, leave_out, view))
 
 
-def page_readers(model) -> dict:
+def page_readers(registry: Registry, model) -> dict:
     """{page address parameter: its reader, ``value -> allowed value or None``} (the text needs none)."""
     layers, heads = list(inputs.numbers(model.num_layers)), [value for _, value in head_choices(model, mean=True)]
     leave_out_values = [value for _, value in LEAVE_OUT]
@@ -84,11 +83,11 @@ def page_readers(model) -> dict:
         "head": lambda value: inputs.choice(value, heads),
         "scale": lambda value: inputs.choice(value, SCALES),
         "leave_out": lambda value: inputs.choices(value, leave_out_values),
-        "view": lambda value: inputs.choice(value, VIEW_IDS),
+        "view": lambda value: inputs.choice(value, registry.ids),
     }
 
 
-def unrestored(result: Analysis | None, request: gr.Request | None) -> str:
+def unrestored(registry: Registry, result: Analysis | None, request: gr.Request | None) -> str:
     """One line naming what the address asked for that the page could not restore ("" when nothing): an
     unknown or expired ``?link=``, and each parameter whose value is not allowed (named, never echoed).
     Gradio's own ``?view=api`` is not the app's to read."""
@@ -96,8 +95,10 @@ def unrestored(result: Analysis | None, request: gr.Request | None) -> str:
     params = address(request)
     model = runner.get_model()[0].model
     reading = Reading(model, len(result.tokens) if result is not None else 0)
-    read = {name: read for view in VIEWS for name, read in view.params.items()}
-    read |= {name: lambda value, _, reader=reader: reader(value) for name, reader in page_readers(model).items()}
+    read = dict(registry.readers)
+    read |= {
+        name: lambda value, _, reader=reader: reader(value) for name, reader in page_readers(registry, model).items()
+    }
     names = [name for name, value in params.items() if name in read and read[name](value, reading) is None]
     names = [name for name in names if not (name == "view" and params[name] in GRADIO_VIEWS)]
     lost = (
@@ -109,7 +110,7 @@ def unrestored(result: Analysis | None, request: gr.Request | None) -> str:
     )
 
 
-def restore_controls(result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
+def restore_controls(registry: Registry, result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
     """Page load, after ``restore_view``: the view and its controls from the address (``?view=knockout&...``).
 
     A view's ``fallbacks`` fill one of its parameters from a page parameter when the address lacks it.
@@ -118,10 +119,8 @@ def restore_controls(result: Analysis | None, request: gr.Request | None) -> dic
         {URL parameter: value} for each parameter present and allowed; the others keep what the page has.
     """
     params = address(request)
-    for view in VIEWS:
-        params |= {name: params[page] for name, page in view.fallbacks.items() if name not in params and page in params}
+    params |= {name: params[page] for name, page in registry.fallbacks.items() if name not in params and page in params}
     reading = Reading(runner.get_model()[0].model, len(result.tokens) if result is not None else 0)
-    read_params = {"view": lambda value, _: inputs.choice(value, VIEW_IDS)}
-    read_params |= {name: read for view in VIEWS for name, read in view.params.items()}
+    read_params = {"view": lambda value, _: inputs.choice(value, registry.ids)} | registry.readers
     restored = {name: read(params[name], reading) for name, read in read_params.items() if name in params}
     return {name: value for name, value in restored.items() if value is not None}

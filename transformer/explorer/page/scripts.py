@@ -1,6 +1,6 @@
 """The page's JavaScript: ``page.js`` and ``phone.js``, loaded once in the page's ``<head>``, and the calls to them.
 
-Python only passes data. ``head`` puts what the scripts need (``page.script_config``: the address's
+Python only passes data. ``head`` puts what the scripts need (``address.script_config``: the address's
 parameters, the views' titles, the phone layout's sizes) in ``window.explorerConfig`` before them, and
 ``call`` writes an event's ``js=`` function, which hands the event's values to one of ``page.js``'s
 functions with the event's own data.
@@ -17,7 +17,8 @@ REDRAW_ID = "redraw-"  # + a view's id: the element id of its hidden redraw butt
 
 
 def head(config: dict) -> str:
-    """The page's ``<head>`` addition (``launch(head=...)``): ``config`` (``page.script_config``), then each script."""
+    """The page's ``<head>`` addition (``launch(head=...)``): ``config`` (``address.script_config``), then each
+    script."""
     tags = [f"window.explorerConfig = {_script_json(config)};"]
     tags += [path.read_text(encoding="utf-8") for path in SCRIPTS]
     return "\n".join(f"<script>\n{tag}\n</script>" for tag in tags)

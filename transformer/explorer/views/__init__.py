@@ -1,4 +1,4 @@
-"""The explorer's tabs, one module each, in the order the page shows them. ``app.py`` walks ``VIEWS``.
+"""The explorer's tabs, one module each, in the order the page shows them; ``app.py`` makes a ``Registry`` of them.
 
 To add a view, write one module with a ``VIEW`` (see ``registry.View`` and CONTRIBUTING.md) and list it here.
 """
