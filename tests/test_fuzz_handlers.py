@@ -25,6 +25,8 @@ from transformer.explorer.inputs import MEAN_HEAD
 from transformer.explorer.page import MAIN_VIEWS, show_main_view
 from transformer.explorer.registry import PageValues
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 FUZZ = settings(
     max_examples=60,
     deadline=None,

@@ -11,6 +11,8 @@ from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer import api
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.
 SENTENCE, OTHER = "a wonderful film , the acting was dull", "a dull film , the acting was wonderful"

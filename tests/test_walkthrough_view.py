@@ -215,6 +215,7 @@ def test_no_analysis_asks_for_one():
     assert "Analyze" in text and figure is None
 
 
+@pytest.mark.served
 @pytest.mark.browser
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browser, url, width, height):
@@ -275,6 +276,7 @@ def test_a_quick_step_change_never_calls_the_model(app):
 CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
 
 
+@pytest.mark.served
 @pytest.mark.browser
 def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_step_from_a_cold_link(page, url):
     """Its step 11 raised plotly's "yaxis domain[0] = -2.2e-16" (Next stayed at step 10 with red badges), and a
