@@ -9,7 +9,7 @@ MODEL ?= assets/model
 
 export GRADIO_ANALYTICS_ENABLED := False
 
-.PHONY: install test lint format run bench load soak attack train evaluate artifacts clean
+.PHONY: install test test-fast lint format run bench load soak attack train evaluate artifacts clean
 
 # Two stamps: running the app needs requirements.txt only; the tests and the Hub models need the rest too.
 $(RUN_STAMP): requirements.txt
@@ -29,6 +29,12 @@ install: $(STAMP)
 TEST_WORKERS ?= 2
 test: install lint
 	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile --no-loadscope-reorder
+
+## make test-fast: the tests that start no browser, no server and nothing slow (markers in pyproject.toml), in
+## TEST_WORKERS processes: about a minute, for every change; make test stays the whole suite
+FAST := not browser and not served and not slow and not cuda
+test-fast: install
+	HF_HUB_OFFLINE=1 $(BIN)/python -m pytest -n $(TEST_WORKERS) -m "$(FAST)" -q
 
 lint: install
 	$(BIN)/ruff check .

@@ -5,7 +5,7 @@ checkbox shows a clear ring."""
 import pytest
 from conftest import TIMEOUT_MS, open_view
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.served]
 SETTLED = "() => window.explorer?.addressRead === true"
 GROUPS = ("radiogroup", "group")
 

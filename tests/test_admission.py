@@ -142,6 +142,7 @@ def wait_until_free(app, client: str) -> None:
     assert not admitted(app).held.get(client)
 
 
+@pytest.mark.served
 def test_a_burst_of_heavy_jobs_from_one_address_released_together_admits_at_most_its_budget(
     app, guarded, held_model, monkeypatch
 ):
@@ -157,6 +158,7 @@ def test_a_burst_of_heavy_jobs_from_one_address_released_together_admits_at_most
     wait_until_free(app, "127.0.0.1")
 
 
+@pytest.mark.served
 def test_answers_nobody_reads_count_until_dropped_then_are_gone(app, guarded, monkeypatch):
     source = "127.0.0.3"
     events = []

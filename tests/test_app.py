@@ -342,6 +342,7 @@ def test_api_page_lists_one_endpoint_per_view_and_nothing_else(app):
     assert set(endpoints) == ENDPOINTS
 
 
+@pytest.mark.served
 def test_client_predict_returns_a_label_with_confidences(client):
     result = client.predict(SENTENCE, api_name="/predict")
     assert result["label"] in {"negative", "positive"}
@@ -349,6 +350,7 @@ def test_client_predict_returns_a_label_with_confidences(client):
     assert sum(entry["confidence"] for entry in result["confidences"]) == pytest.approx(1, abs=1e-3)
 
 
+@pytest.mark.served
 def test_client_attention_returns_tokens_and_nested_weights(client):
     result = client.predict(SENTENCE, api_name="/attention")
     n = len(result["tokens"])
@@ -358,6 +360,7 @@ def test_client_attention_returns_tokens_and_nested_weights(client):
     np.testing.assert_allclose(weights.sum(axis=-1), 1.0, atol=1e-3)
 
 
+@pytest.mark.served
 def test_client_gets_a_clear_error_for_oversized_input_and_the_server_keeps_working(client):
     with pytest.raises(AppError, match="accepts at most 10,000") as raised:
         client.predict("x" * 20_000, api_name="/predict")
@@ -367,11 +370,13 @@ def test_client_gets_a_clear_error_for_oversized_input_and_the_server_keeps_work
     assert client.predict(MARKUP, api_name="/attention")["tokens"][0] == "<"
 
 
+@pytest.mark.served
 def test_client_sees_every_endpoint(client):
     endpoints = client.view_api(print_info=False, return_format="dict")["named_endpoints"]
     assert set(endpoints) == ENDPOINTS
 
 
+@pytest.mark.served
 def test_command_line_serves_and_explains_a_failed_share_link(model_dir):
     port = free_port()
     blackhole = "http://127.0.0.1:9"  # every outside request fails at once: hermetic, and no public tunnel
@@ -404,6 +409,7 @@ def test_command_line_serves_and_explains_a_failed_share_link(model_dir):
         process.wait(timeout=20)
 
 
+@pytest.mark.served
 @pytest.mark.parametrize("how", ["flag", "environment"])
 def test_command_line_stops_with_one_line_naming_the_flag_when_its_port_is_taken(model_dir, how):
     """Gradio, given no port, would take the next free one after 7860 (or GRADIO_SERVER_PORT) without a word."""

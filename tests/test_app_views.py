@@ -430,6 +430,7 @@ def test_address_values_the_page_does_not_offer_are_dropped(app, result):
 # --- through gradio_client on a live server ---
 
 
+@pytest.mark.served
 def test_client_knockout_and_compare(client, app):
     knocked = client.predict(SENTENCE, ["L2 H1"], api_name="/knockout")
     assert knocked == views.knockout.knockout(SENTENCE, ["L2 H1"])
@@ -437,6 +438,7 @@ def test_client_knockout_and_compare(client, app):
     assert (compared["comparison"]["layer"], compared["comparison"]["head"]) == (1, 2)  # the caller's numbering
 
 
+@pytest.mark.served
 def test_client_attributions_and_export(client, app, result):
     answer = client.predict(SENTENCE, target="negative", steps=16, api_name="/attributions")
     assert answer["integrated_gradients"]["steps"] == 16 and answer["target"] == 0
@@ -444,6 +446,7 @@ def test_client_attributions_and_export(client, app, result):
     assert np.array_equal(decoded(exported["attentions"]), result.attentions)
 
 
+@pytest.mark.served
 def test_client_gets_clear_errors_for_bad_indices(client):
     with pytest.raises(AppError, match="Layer must be a whole number from 1 to 2; got 7") as raised:
         client.predict(SENTENCE, layer=7, api_name="/head_internals")

@@ -14,6 +14,8 @@ from transformer.behaviour.suite import Test as SuiteTest
 from transformer.tokenizer import train_tokenizer
 from transformer.training.scoring import positive_probabilities
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 SUITE = build_suite()
 
 

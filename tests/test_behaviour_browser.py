@@ -11,6 +11,7 @@ from test_corpus_views_browser import TABLE_FIT
 from transformer.explorer.views import behaviour
 
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.browser,  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),

@@ -30,6 +30,8 @@ from transformer.explorer.corpus.on_demand import RUN
 from transformer.explorer.views import behaviour as view
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 ANY = ("all", "all", "all", "", SORTS[0], None)  # every part, capability and test; no search; worst first; no live run
 
 

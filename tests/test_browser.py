@@ -39,7 +39,8 @@ PARTS = {  # the shots of one part of the page: from the first element's top to 
     "patching": ("#patching-a", "#patching-heads"),  # the heads grid is taller than the readout beside it
 }
 
-pytestmark = pytest.mark.browser  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
+# ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
+pytestmark = [pytest.mark.browser, pytest.mark.served]
 
 
 def wait_for_heatmap_with(page, *words: str) -> None:

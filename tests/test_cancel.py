@@ -8,6 +8,7 @@ import time
 
 import gradio as gr
 import httpx
+import pytest
 from conftest import SLOW_PASSES, SLOW_WAIT, atlas_fn_index
 from fuzz_helpers import QueueCaller, _sse_lines
 from gradio.context import LocalContext
@@ -53,6 +54,7 @@ def model_jobs_running(app) -> int:
     return app.demo._queue.event_queue_per_concurrency_id[server.MODEL_WORK].current_concurrency
 
 
+@pytest.mark.served
 def test_cancel_stops_the_computation_frees_its_worker_and_it_runs_again(app, slow_atlas):
     url, passes = slow_atlas
     caller = QueueCaller(url, timeout=60)
@@ -81,6 +83,7 @@ def test_cancel_stops_the_computation_frees_its_worker_and_it_runs_again(app, sl
     caller.close()
 
 
+@pytest.mark.served
 def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
     url, passes = slow_atlas
     caller = QueueCaller(url, timeout=60)

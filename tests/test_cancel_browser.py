@@ -10,6 +10,7 @@ from conftest import SLOW_PASSES, SLOW_WAIT, TIMEOUT_MS
 BAR = "slow atlas"  # the computation's tqdm bar's name (``conftest.slow_atlas``)
 pytestmark = [
     pytest.mark.browser,
+    pytest.mark.served,
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]

@@ -12,6 +12,8 @@ import tomllib
 from datetime import date
 from pathlib import Path
 
+from marker_scan import unmarked
+
 from transformer.explorer.inputs import parse_heads
 
 ROOT = Path(__file__).parent.parent
@@ -157,3 +159,83 @@ def test_pyproject_has_the_changelogs_newest_release_and_every_release_has_a_dat
     assert days == sorted(days, reverse=True), "releases are listed newest first"
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["version"] == released[0][0]
+
+
+def test_every_test_that_starts_chromium_or_a_server_carries_its_marker():
+    """``make test-fast`` leaves out the ``browser`` and ``served`` tests: one without its marker would slip in."""
+    tests = ROOT / "tests"
+    conftests = sorted(tests.rglob("conftest.py"))
+    found = [line for path in sorted(tests.rglob("test_*.py")) for line in unmarked(path, conftests)]
+    assert not found, "mark these (pytestmark or a decorator):\n" + "\n".join(found)
+
+
+MARKER_CONFTEST = """
+import pytest
+from app_fixtures import serving
+from benchmarks.chromium import launch_chromium
+
+@pytest.fixture
+def browser():
+    yield launch_chromium(None)
+
+def serving_app(app):
+    return serving(app.demo)
+
+@pytest.fixture
+def url(app):
+    yield serving_app(app)
+
+@pytest.fixture
+def page(browser, url):
+    return browser, url
+"""
+MARKER_MODULE = """
+import subprocess, sys
+import pytest
+from app_fixtures import serving
+
+pytestmark = pytest.mark.slow
+
+def start(demo):
+    with serving(demo) as url:
+        return url
+
+@pytest.fixture
+def url(url):
+    return url + "?view=errors"
+
+def test_page(page): ...
+
+@pytest.mark.browser
+def test_marked_browser_with_a_server(page): ...
+
+@pytest.mark.browser
+@pytest.mark.served
+def test_both_marked(page): ...
+
+def test_figure_only(browser): ...
+
+def test_a_helper_serves(app):
+    start(app.demo)
+
+def test_the_command(tmp_path):
+    subprocess.run([sys.executable, "app.py", "--port", "1"])
+
+def test_reads_a_file_named_app_py():
+    open("app.py").read()
+
+def test_unit(app, tmp_path): ...
+"""
+
+
+def test_the_marker_check_follows_fixtures_and_helpers_to_chromium_and_servers(tmp_path):
+    (tmp_path / "conftest.py").write_text(MARKER_CONFTEST, encoding="utf-8")
+    (tmp_path / "test_sample.py").write_text(MARKER_MODULE, encoding="utf-8")
+    assert unmarked(tmp_path / "test_sample.py", [tmp_path / "conftest.py"]) == [
+        "test_sample.py::test_page: browser",
+        "test_sample.py::test_page: served",
+        "test_sample.py::test_marked_browser_with_a_server: served",
+        "test_sample.py::test_figure_only: browser",
+        "test_sample.py::test_a_helper_serves: served",
+        "test_sample.py::test_the_command: served",
+    ]

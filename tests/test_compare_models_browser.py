@@ -12,6 +12,7 @@ from transformer.explorer import runner
 from transformer.loading import load_model
 
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.browser,  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),

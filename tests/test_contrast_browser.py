@@ -8,7 +8,7 @@ from conftest import TIMEOUT_MS
 from transformer.explorer.drawing.attributions import _UNREAD
 from transformer.explorer.views.word_order import _message
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.served]
 SETTLED = "() => window.explorer?.addressRead === true"
 TEXT, NON_TEXT = 4.5, 3.0
 # Every selector matches an element drawn in full (Gradio fades an output while its event runs).

@@ -14,6 +14,7 @@ from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.views import errors, head_atlas
 
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.browser,  # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),

@@ -103,6 +103,7 @@ def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
     ]
 
 
+@pytest.mark.served
 @pytest.mark.browser  # ``page`` (tests/conftest.py) skips where Chromium is missing
 @pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated")  # gradio's queue and pandas 3
 @pytest.mark.filterwarnings("ignore:The copy keyword is deprecated")

@@ -18,6 +18,8 @@ from transformer.training.scoring import (
     window_probabilities,
 )
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 
 def test_a_paired_file_gets_the_originals_the_edits_and_pair_consistency(trained_toy_model_dir, toy_data_dir, capsys):
     (line,) = main(["--model", str(trained_toy_model_dir), "--data", str(toy_data_dir / "cad" / "dev.tsv.gz")])

@@ -102,6 +102,7 @@ def export_demo(result: analysis.Analysis) -> tuple[gr.Blocks, dict[str, int]]:
     return demo, names
 
 
+@pytest.mark.served
 def test_drawing_the_tab_builds_no_file_and_each_button_builds_its_own(gradio_cache, model, tokenizer):
     result = analysis.analyze(model, tokenizer, "a charming and often affecting journey .")
     demo, events = export_demo(result)

@@ -6,6 +6,7 @@ import pytest
 from test_browser import brightness
 
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.browser,  # ``browser`` (tests/conftest.py) skips where Chromium is missing
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),  # gradio's queue and pandas 3
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),

@@ -68,6 +68,7 @@ def fuzz_settings(calls: int, calls_per_example: int) -> settings:
 
 # gradio's queue summarises its events with pandas after each one; pandas 3 warns about the options it uses
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]

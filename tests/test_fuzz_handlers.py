@@ -31,6 +31,8 @@ from transformer.explorer.views import VIEWS
 REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 FUZZ = settings(
     max_examples=60,
     deadline=None,

@@ -238,6 +238,7 @@ def test_past_its_share_a_client_replaces_its_own_oldest_session(holder, monkeyp
     assert list(holder.session_data) == ["b", "c", "d", "victim"]
 
 
+@pytest.mark.served
 def test_a_session_flood_through_the_server_is_refused_and_the_victims_session_survives(app, guarded):
     cheap = next(i for i, fn in app.demo.fns.items() if not fn.queue)  # any event: the session comes first
     with http(OTHER) as victim:
@@ -326,6 +327,7 @@ def test_only_the_routes_the_page_the_api_and_mcp_use_are_open():
         assert guard.closed_route(method, path) is None, (method, path)
 
 
+@pytest.mark.served
 def test_every_private_event_is_refused_by_name_and_a_public_endpoint_answers(app, guarded):
     names = guard.private_names(app.demo)
     assert {"show_text", "share_link"} <= names and "predict" not in names
@@ -340,6 +342,7 @@ def test_every_private_event_is_refused_by_name_and_a_public_endpoint_answers(ap
         assert "event: complete" in result and "confidences" in result
 
 
+@pytest.mark.served
 def test_routes_off_the_allow_list_write_nothing_and_fetch_nothing_and_the_page_and_endpoints_still_answer(
     app, guarded, tmp_path
 ):
@@ -360,6 +363,7 @@ def test_routes_off_the_allow_list_write_nothing_and_fetch_nothing_and_the_page_
             assert guard.closed_route("POST", f"/gradio_api/call/{fn.api_name}") is None, fn.api_name
 
 
+@pytest.mark.served
 def test_in_space_mode_a_rotated_left_hand_hop_is_one_client(app, guarded, monkeypatch):
     monkeypatch.setenv("SYSTEM", "spaces")
     monkeypatch.delenv(clients.TRUSTED_PROXY_HOPS, raising=False)
@@ -379,6 +383,7 @@ def test_in_space_mode_a_rotated_left_hand_hop_is_one_client(app, guarded, monke
     assert codes.count(200) == LIGHT_JOBS and codes.count(429) == 2 * LIGHT_JOBS
 
 
+@pytest.mark.served
 def test_an_upload_is_refused_before_a_byte_is_written(app, guarded):
     upload_dir = Path(app.demo.server_app.uploaded_file_dir)
     before = sorted(upload_dir.rglob("*")) if upload_dir.exists() else []
@@ -390,6 +395,7 @@ def test_an_upload_is_refused_before_a_byte_is_written(app, guarded):
     assert (sorted(upload_dir.rglob("*")) if upload_dir.exists() else []) == before
 
 
+@pytest.mark.served
 def test_answers_carry_the_security_headers_and_closed_routes_are_closed(guarded):
     with http() as client:
         page = client.get(f"{guarded}/")
@@ -418,6 +424,7 @@ def test_light_endpoints_have_a_lane_of_their_own_and_the_rest_routes_skip_no_qu
     assert app.demo.api_open is False and app.demo._queue.max_size == server.QUEUE_SIZE
 
 
+@pytest.mark.served
 def test_a_light_call_is_answered_while_heavy_jobs_hold_every_model_worker(app, guarded, monkeypatch):
     heavy = next(fn for fn in app.demo.fns.values() if fn.api_name == "attributions")
     release, started, explain = threading.Event(), threading.Semaphore(0), heavy.fn
@@ -464,6 +471,7 @@ def held_model(monkeypatch):
 LIGHT_JOBS = int(admission.CLIENT_BUDGET / admission.LIGHT_COST)  # light calls one client may have in flight
 
 
+@pytest.mark.served
 def test_a_client_past_its_budget_is_told_to_retry_and_another_client_still_gets_in(app, guarded, monkeypatch):
     release, _ = held_model(monkeypatch)
     try:
@@ -487,6 +495,7 @@ def test_a_client_past_its_budget_is_told_to_retry_and_another_client_still_gets
         assert "event: complete" in attacker.get(f"{guarded}/gradio_api/call/predict/{again.json()['event_id']}").text
 
 
+@pytest.mark.served
 def test_inputs_gradio_refuses_are_answered_without_a_traceback_in_the_log(app, guarded, capfd):
     cheap = next(i for i, fn in app.demo.fns.items() if not fn.queue and fn.inputs)
     with http("127.0.0.5") as client:  # an address whose sessions no other test has opened
@@ -507,6 +516,7 @@ def test_files_gradio_remembers_are_forgotten_once_pruned(tmp_path):
     assert button.temp_files == {str(kept)} and any(button.temp_files is paths for paths in blocks.temp_file_sets)
 
 
+@pytest.mark.served
 def test_a_full_queue_drops_the_heaviest_clients_newest_waiting_job_for_a_light_client(app, guarded, monkeypatch):
     release, _ = held_model(monkeypatch)
     monkeypatch.setattr(app.demo._queue, "max_size", 4)
@@ -536,6 +546,7 @@ def closed_by_server(sock: socket.socket, seconds: float) -> bool:
     return True
 
 
+@pytest.mark.served
 def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_closed(guarded, monkeypatch):
     monkeypatch.setattr(server, "HEAD_SECONDS", 0.5)
     host, port = urlsplit(guarded).hostname, urlsplit(guarded).port
@@ -555,6 +566,7 @@ def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_clos
         assert client.get(f"{guarded}/gradio_api/info").status_code == 200
 
 
+@pytest.mark.served
 def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(guarded, capfd):
     with http() as client:
         for _ in range(3):

@@ -16,6 +16,8 @@ from transformer.explorer.views import VIEWS
 REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.
 SENTENCE, OTHER = "a wonderful film , the acting was dull", "a dull film , the acting was wonderful"

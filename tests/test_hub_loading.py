@@ -16,6 +16,8 @@ from test_loading import COMMIT, REPO_ROOT, lay_out_hub_cache
 from transformer.hub.adapter import HubClassifier
 from transformer.loading import ModelLoadError, load_model
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 SENTENCE = "a wonderful film"
 FILES = ["config.json", "model.safetensors", "tokenizer.json"]
 

@@ -14,6 +14,8 @@ import torch
 from transformer.loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, load_model
 from transformer.tokenizer import encode_batch
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 

@@ -25,6 +25,7 @@ NO_LAYERS_OR_POSITIONS = {
 }  # tools that neither take nor answer a layer, head or position
 # gradio's queue summarises its events with pandas after each one; pandas 3 warns about the options it uses
 pytestmark = [
+    pytest.mark.served,
     pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]

@@ -20,6 +20,8 @@ from transformer.explorer import payloads, runner, views, weighting
 from transformer.explorer.views import VIEWS
 from transformer.loading import load_model
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 MEDIUM = {"layers": 4, "heads": 8, "width": 256, "positions": 128}
 DISTILBERT_HEADS = {"layers": 6, "heads": 12, "width": 96, "positions": 512}  # DistilBERT-base's heads, narrow: fast
 SENTENCE = "a wonderful film , the acting was dull"  # 8 tokens in the checkpoints' WordPiece vocabulary
@@ -51,13 +53,15 @@ def medium_dir(tmp_path_factory):
 @pytest.fixture(scope="module")
 def probed(medium_dir, hub_model_dirs, tmp_path_factory) -> tuple[dict, dict, str]:
     """Every endpoint on the medium model at its 128 tokens, its defaults otherwise, in a process of its own:
-    ({endpoint: "ok" or its error}, {endpoint: answer bytes}, the device)."""
+    ({endpoint: "ok" or its error}, {endpoint: answer bytes}, the device). The behavioural suite runs one test of each
+    part and capability (``hub_probe``'s ``PROBE_SUITE_SAMPLE``): all 96 took more than half of this probe's time."""
     env = {
         "MODEL_ID": str(medium_dir),
         "MODEL_ID_B": str(hub_model_dirs["distilbert"]),  # Compare's second model
         "SENTIMENT_DATA_DIR": str(write_dev_sets(tmp_path_factory.mktemp("medium-data") / "data")),
         "ATTENTION_EXPLORER_CACHE": str(tmp_path_factory.mktemp("medium-cache")),
         "PROBE_REPEAT": "16",  # 16 × 8 words: past the 128 positions
+        "PROBE_SUITE_SAMPLE": "1",  # the suite's texts are short: a sample of them reads no more of the model
     }
     return probe_endpoints(env, timeout=1200)
 

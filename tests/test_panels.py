@@ -14,6 +14,8 @@ from transformer.explorer.drawing.figures import MAX_TICK_LABELS, label_width_px
 from transformer.explorer.drawing.panels import SHOW_VALUES_UP_TO, Panel, panel_figure
 from transformer.explorer.views.walkthrough import STEPS
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 TOKENS = token_labels(["<b>bold</b>", "b", "c"])
 
 

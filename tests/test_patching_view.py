@@ -156,6 +156,7 @@ def test_the_analysis_keeps_each_keys_norm(model, tokenizer):
     assert result.value_norms.shape == result.attentions.shape[:3]
 
 
+@pytest.mark.served
 @pytest.mark.browser
 def test_a_deep_link_draws_the_patching_tab_and_the_weighting_in_chromium(browser, url):
     context = browser.new_context(viewport={"width": 1280, "height": 900})

@@ -14,7 +14,7 @@ from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, Faithfulnes
 from transformer.explorer.drawing.erasure import faithfulness_figure
 from transformer.explorer.views.head_atlas import atlas_figure
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.served]
 SETTLED = "() => window.explorer?.addressRead === true"
 
 # Every table and figure shown in the views that reaches past the page's width, unless inside a box of its own that

@@ -36,6 +36,8 @@ from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.corpus.data_folder import Row
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 SPACE_SECONDS = 10 * runner.DEFAULT_SHARE  # half the Space's default job cap (JOB_SECONDS 10 s; the suite sets more)
 DISTILBERT_BASE = SimpleNamespace(num_layers=6, num_heads=12, d_model=768, max_len=512)  # what the budget reads
 MEDIUM = {"layers": 4, "heads": 8, "width": 256, "positions": 128}

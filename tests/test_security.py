@@ -142,6 +142,7 @@ def caller(url):
     caller.close()
 
 
+@pytest.mark.served
 def test_nothing_a_page_or_api_caller_sends_names_a_model(app, client):
     """No event input and no API parameter is a model id, path, file or revision; nothing is uploaded."""
     for fn in app.demo.fns.values():
@@ -175,6 +176,7 @@ def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
     assert app.get_model is runner.get_model and runner.load_model not in handlers
 
 
+@pytest.mark.served
 def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, caller, monkeypatch):
     loaded = app.get_model()[0]
     calls = []
@@ -200,6 +202,7 @@ def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, c
     assert app.get_model()[0] is loaded
 
 
+@pytest.mark.served
 def test_changing_MODEL_ID_after_start_changes_no_answer(app, client, tmp_path, monkeypatch):
     other = tmp_path / "other-model"
     tokenizer = build_tokenizer()
@@ -266,6 +269,7 @@ def poisoned(fn, position: int) -> list:
     return values
 
 
+@pytest.mark.served
 def test_selector_values_a_deep_linked_page_sends_on_load_are_never_echoed(app, caller):
     """What the page sends on load comes from the deep-linked state, unchecked: no message may echo it as markup."""
     echoed = []
@@ -291,6 +295,7 @@ def test_the_app_serves_with_gradios_quiet_errors(app, monkeypatch):
     assert launched and not launched.get("show_error", False)  # only gr.Error messages reach a client
 
 
+@pytest.mark.served
 def test_an_unexpected_error_reaches_the_client_without_its_trace(app, client, monkeypatch):
     def broken(text):
         raise RuntimeError(f'secret: File "{ROOT}/transformer/explorer/runner.py", line 1, in run_model')
@@ -320,6 +325,7 @@ SHARED_TEXT = "<script>window.__pwned=1</script> <i class=pwned>a</i> charming "
 SHORT_TEXT = "<script>__pwned=1</script> <i class=pwned>a</i> charming"  # 31 tokens: the whole of it is read
 
 
+@pytest.mark.served
 @pytest.mark.browser
 @pytest.mark.parametrize(
     ("view", "text", "controls", "drawn"),
@@ -341,6 +347,7 @@ def test_markup_in_a_shared_address_stays_text_in_every_view(page, url, view, te
     assert page.evaluate(INJECTED_JS) == CLEAN
 
 
+@pytest.mark.served
 @pytest.mark.browser
 def test_a_crafted_link_puts_no_markup_on_the_page(app, url, page, tmp_path, monkeypatch):
     """A link whose every kept input is markup (as a crafted call to the share event could keep): it shows as text."""

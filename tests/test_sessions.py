@@ -48,6 +48,7 @@ def wait_until(condition, seconds: float) -> bool:
     return condition()
 
 
+@pytest.mark.served
 def test_a_closed_page_releases_its_session_and_the_memory_it_freed(app, url, monkeypatch):
     returned = []
     monkeypatch.setattr(sessions, "return_freed_memory", lambda: returned.append(True))  # read by the running sweep
@@ -67,6 +68,7 @@ def test_a_closed_page_releases_its_session_and_the_memory_it_freed(app, url, mo
         other.close()
 
 
+@pytest.mark.served
 def test_a_session_keeps_its_state_but_no_figure_sent(app, url):
     caller = analyzed_session(app, url)  # the page load drew the Attention heatmap and sent it
     try:
@@ -93,6 +95,7 @@ def test_freed_memory_goes_back_to_the_system():
     assert len(kept) == 3125
 
 
+@pytest.mark.served
 def test_an_idle_session_expires(app, url, monkeypatch):
     caller = analyzed_session(app, url)
     try:
@@ -103,6 +106,7 @@ def test_an_idle_session_expires(app, url, monkeypatch):
         caller.close()
 
 
+@pytest.mark.served
 def test_drop_idle_drops_only_sessions_idle_for_longer_than_the_limit(app, url):
     idle, busy = analyzed_session(app, url), analyzed_session(app, url)
     holder = app.demo.state_holder
@@ -116,12 +120,14 @@ def test_drop_idle_drops_only_sessions_idle_for_longer_than_the_limit(app, url):
         busy.close()
 
 
+@pytest.mark.served
 def test_the_launch_settings_bound_sessions_and_uploads(app, url):
     assert app.demo.state_session_capacity == sessions.SESSION_CAPACITY < 10_000  # Gradio's default
     assert app.demo.max_file_size == 1024
     assert app.demo.delete_cache == server.DELETE_CACHE
 
 
+@pytest.mark.served
 def test_gradios_deep_link_route_writes_nothing(app, url):
     caller = analyzed_session(app, url)
     folder = Path(app.demo.server_app.uploaded_file_dir) / "deep_links"

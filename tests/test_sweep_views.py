@@ -30,6 +30,8 @@ from transformer.explorer.page.events import PageParts
 from transformer.explorer.views import VIEWS
 from transformer.loading import LoadedModel, load_model
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 FAMILIES = ["tutorial", "bert", "distilbert", "roberta"]
 # Token counts drawn at the defaults on the tutorial's model: the shortest, a few where the Walkthrough's layout once
 # failed, and the ends (max_len, and a text past it). The controls' extremes are drawn at the shortest, at 17, at

@@ -14,6 +14,8 @@ from tiny import tiny_model
 from transformer.explain.walkthrough import walk_through
 from transformer.explorer.views.walkthrough import SOURCES, STEPS, WalkView, draw_step
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 MAX_TOKENS = 128
 VALIDATED = {1, 8, 31, 128}  # lengths whose figures plotly validates whole (slow): the ends and two that once failed
 

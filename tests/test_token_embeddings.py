@@ -167,6 +167,7 @@ def test_the_figure_has_a_colour_key_and_room_above_its_points_for_their_labels(
         assert high - 2.0 >= 0.25 * 2.0 and low < 0.0  # the top point's label stays inside its plot, under the title
 
 
+@pytest.mark.served
 @pytest.mark.browser
 def test_the_tab_draws_a_map_per_stage_in_chromium(browser, url):
     context = browser.new_context(viewport={"width": 1280, "height": 900})

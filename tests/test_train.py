@@ -21,6 +21,8 @@ from transformer.training.loop import Checkpoints
 from transformer.training.mixture import read_dev_sets, read_test_sets
 from transformer.training.scoring import accuracy, predicted_classes
 
+pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
 DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"}

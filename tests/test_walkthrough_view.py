@@ -219,6 +219,7 @@ def test_no_analysis_asks_for_one():
     assert "Analyze" in text and figure is None
 
 
+@pytest.mark.served
 @pytest.mark.browser
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
 def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browser, url, width, height):
@@ -277,8 +278,10 @@ def test_a_quick_step_change_never_calls_the_model(app):
 
 
 CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
+COLD_AT_ONCE = 4  # cold links loading side by side (tests/test_page_browser.py: 20 at once overload two cores)
 
 
+@pytest.mark.served
 @pytest.mark.browser
 def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_step_from_a_cold_link(page, url):
     """Its step 11 raised plotly's "yaxis domain[0] = -2.2e-16" (Next stayed at step 10 with red badges), and a
@@ -297,9 +300,15 @@ def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_st
     with page.expect_download() as download:  # the PNG is named after the figure's box and the sentence
         page.locator("#walk-plot [data-title^='Download plot']").click()
     assert download.value.suggested_filename.startswith("walk-plot-a-wonderful-film-a-wonderful")
-    for step in range(1, len(walkthrough.STEPS) + 1):  # a cold link to each step: that step, the sentence's own
-        page.goto(f"{url}?text={CRASHED}&view=walkthrough&step={step}&walk_layer=2&walk_head=2")
-        page.wait_for_function(step_text, arg=f"{step}. ")
-        page.wait_for_function(drawn)
-        assert page.locator("#sentence textarea").input_value() == CRASHED
-        assert page.locator(".toast-body").count() == 0, page.locator(".toast-body").all_text_contents()
+    steps = range(1, len(walkthrough.STEPS) + 1)
+    for first in steps[::COLD_AT_ONCE]:  # a cold link to each step, a few side by side: that step, the sentence's own
+        opened = {step: page.context.new_page() for step in steps[first - 1 : first - 1 + COLD_AT_ONCE]}
+        for step, tab in opened.items():
+            tab.set_default_timeout(60_000)
+            tab.goto(f"{url}?text={CRASHED}&view=walkthrough&step={step}&walk_layer=2&walk_head=2", wait_until="commit")
+        for step, tab in opened.items():
+            tab.wait_for_function(step_text, arg=f"{step}. ")
+            tab.wait_for_function(drawn)
+            assert tab.locator("#sentence textarea").input_value() == CRASHED
+            assert tab.locator(".toast-body").count() == 0, tab.locator(".toast-body").all_text_contents()
+            tab.close()
