@@ -126,7 +126,7 @@ LONGEST_MODULES = [
     "test_browser.py",
     "test_fuzz_api.py",
     "test_medium_model.py",
-    "test_walkthrough_view.py",
+    "test_walkthrough.py",
     "test_sweep_views.py",
     "test_phone_browser.py",
     "test_figure_themes_browser.py",

@@ -18,7 +18,7 @@ from app_fixtures import import_app, write_model_dir
 from transformer.explorer import analysis, runner, views
 from transformer.explorer.page import address, api, events, page, restore
 
-GUIDE = Path(__file__).parent.parent / "CONTRIBUTING.md"
+GUIDE = Path(__file__).resolve().parents[2] / "CONTRIBUTING.md"
 # The modules whose tables are made from ``views.VIEWS`` when they are imported: reloaded, in import order, to
 # register a view as the app's start-up would.
 DERIVED = [address, page, restore, events, api]

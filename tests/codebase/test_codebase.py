@@ -14,7 +14,7 @@ from pathlib import Path
 
 from transformer.explorer.inputs import parse_heads
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXPLORER = ROOT / "transformer" / "explorer"
 MAX_FUNCTION_LINES = 60
 MAX_APP_LINES = 200

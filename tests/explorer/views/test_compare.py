@@ -8,7 +8,7 @@ import gradio as gr
 import numpy as np
 import pytest
 import torch
-from hub_checkpoints import hub_classifier, wordpiece_tokenizer
+from hub_checkpoints import write_deeper_bert
 
 from transformer.explain.attribution import gradient_x_input, integrated_gradients
 from transformer.explorer import runner
@@ -20,15 +20,6 @@ from transformer.explorer.views import compare
 from transformer.loading import load_model
 
 SENTENCE = "a wonderful film , the acting was dull"
-
-
-def write_deeper_bert(folder):
-    """A tiny BERT of another shape than the app's tiny model (2 layers of 2 heads), 3 layers of 4 heads; ``folder``."""
-    tokenizer = wordpiece_tokenizer()
-    classifier = hub_classifier("bert", tokenizer.get_vocab_size(), seed=1, num_hidden_layers=3, num_attention_heads=4)
-    classifier.save_pretrained(folder)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    return folder
 
 
 @pytest.fixture(scope="module")

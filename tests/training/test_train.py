@@ -21,7 +21,7 @@ from transformer.training.loop import Checkpoints
 from transformer.training.mixture import read_dev_sets, read_test_sets
 from transformer.training.scoring import accuracy, predicted_classes
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
 DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"}
 TEST_SETS = {"sst2", "imdb", "multi_domain", "everyday"}
