@@ -39,7 +39,7 @@ if "OMP_NUM_THREADS" not in os.environ:
     # in parallel through the queue instead.
     torch.set_num_threads(1)
 
-EXAMPLES = [  # each predicted correctly by the bundled model (tests/test_bundled_model.py), each worth a look
+EXAMPLES = [  # each predicted correctly by the bundled model (tests/model/test_bundled_model.py), each worth a look
     "The plot is thin, but the cast is great.",
     "The food was not bad at all, and the staff were friendly.",
     "The service was slow, but the food made up for it.",

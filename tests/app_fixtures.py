@@ -5,6 +5,7 @@ local folder, and Gradio analytics and Hub access are switched off here, before 
 imported.
 """
 
+import base64
 import contextlib
 import importlib
 import json
@@ -32,6 +33,7 @@ os.environ["SENTIMENT_DATA_DIR"] = str(ROOT / "tests" / "no-data-folder")
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))  # `transformer` and `app` import however pytest was started
 
+import numpy as np  # noqa: E402
 import torch  # noqa: E402
 from tiny import tiny_model  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
@@ -48,8 +50,8 @@ if "OMP_NUM_THREADS" not in os.environ:
 TINY_MAX_LEN = 32
 # Set to a Hub family ("bert", "distilbert", "roberta"), the ``app`` fixture imports the app on that family's tiny
 # checkpoint instead of the tutorial's tiny model (``write_app_model_dir``), for any test module. Unset, nothing
-# changes. (tests/test_fuzz_api.py and tests/test_hub_endpoints.py build the page on Hub models in-process instead:
-# ``page_on``.)
+# changes. (tests/served/test_fuzz_api.py and tests/hub/test_hub_endpoints.py build the page on Hub models
+# in-process instead: ``page_on``.)
 TEST_MODEL_VARIABLE = "EXPLORER_TEST_MODEL"
 LABELS = ["negative", "positive"]
 MARKUP = '<b>bold</b> <script>window.__x=1</script> <a href="https://example.com">link</a>'
@@ -60,6 +62,25 @@ CORPUS = [
     MARKUP,
     "שלום world 😀 漢字 — café",
 ]
+
+
+SENTENCE = "a wonderful film , the acting was dull"  # the sentence the ``result`` fixture reads (tests/conftest.py)
+
+
+def ids_of(result) -> torch.Tensor:
+    """``result``'s token ids as a batch of one, (1, N)."""
+    return torch.tensor([result.token_ids])
+
+
+def close(values, expected, atol=2e-6):
+    """API numbers are rounded to 6 decimals."""
+    np.testing.assert_allclose(np.array(values, dtype=np.float64), np.asarray(expected, dtype=np.float64), atol=atol)
+
+
+def decoded(array: dict) -> np.ndarray:
+    """An array of ``/export``'s answer, as its docstring says to read it."""
+    assert array["dtype"] == "float32"
+    return np.frombuffer(base64.b64decode(array["base64"]), "<f4").reshape(array["shape"])
 
 
 def build_tokenizer() -> Tokenizer:

@@ -9,10 +9,11 @@
   of ../shared/data (plain and gzip TSVs, long reviews, unlabelled text, a lexicon), plus ood/check files.
 - ``trained_toy_model_dir``: a tiny model trained by ``transformer.train`` on the toy task (once per session).
 - ``tokenizer``, ``model``: the app fixtures' tokenizer and untrained tiny model, one pair per test module.
+- ``result``: the app's reading of ``app_fixtures.SENTENCE`` (``runner.run_model``), one per test module.
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
   ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``). With
   ``EXPLORER_TEST_MODEL`` set to a Hub family, ``app`` serves that family's tiny checkpoint instead (and a tiny
-  data folder for its corpus views): tests/test_hub_endpoints.py runs the fuzz tests so in a process of their own;
+  data folder for its corpus views): tests/hub/test_hub_endpoints.py runs the fuzz tests so in a process of their own;
   ``loaded``, the app's ``LoadedModel``, and ``forward_calls``, how many times its model has run in a test.
 - ``browser``: Debian's Chromium driven by Playwright, launched once per test module (never a downloaded
   browser); ``page``: a page of it in a fresh context (1280 × 900, clipboard allowed for ``url``), one per test.
@@ -31,10 +32,11 @@ from pathlib import Path
 import pytest
 
 # The suite checks what a job answers, not how fast: a loaded 2-core runner must not trip the job cap
-# (tests/test_guard.py tests the cap itself with a fake clock). Set before the explorer is imported.
+# (tests/explorer/serving/test_guard.py tests the cap itself with a fake clock). Set before the explorer is imported.
 os.environ.setdefault("JOB_SECONDS", "600")
 
 from app_fixtures import (
+    SENTENCE,
     TEST_MODEL_VARIABLE,
     build_model,
     build_tokenizer,
@@ -46,6 +48,7 @@ from gradio_client import Client
 from tiny import tiny_model, write_dev_sets
 
 from benchmarks.chromium import CHROMIUM, launch_chromium
+from transformer.explorer import runner
 from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.serving import admission, clients, link_store, sessions
 from transformer.tokenizer import train_tokenizer
@@ -127,7 +130,7 @@ LONGEST_MODULES = [
     "test_browser.py",
     "test_fuzz_api.py",
     "test_medium_model.py",
-    "test_walkthrough_view.py",
+    "test_walkthrough.py",
     "test_sweep_views.py",
     "test_phone_browser.py",
     "test_figure_themes_browser.py",
@@ -318,6 +321,12 @@ def loaded(app):
     return app.get_model()[0]
 
 
+@pytest.fixture(scope="module")
+def result(app):
+    """The app's reading of ``SENTENCE``: one model call, its tokens, probabilities and attentions."""
+    return runner.run_model(SENTENCE)
+
+
 @pytest.fixture
 def forward_calls(app):
     """How many times the app's model has run since the test started."""
@@ -333,7 +342,7 @@ def serving_app(app) -> Iterator[str]:
     its phone script, its guard); yield its URL.
 
     Its per-client limits are raised: every test's requests come from one address, as no visitor's do
-    (tests/test_guard.py serves the app with the limits as shipped)."""
+    (tests/explorer/serving/test_guard.py serves the app with the limits as shipped)."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(admission, "CLIENT_BUDGET", 10.0**6)
         patch.setattr(sessions, "NEW_SESSIONS_BURST", 10**6)

@@ -7,6 +7,8 @@ from its config (hidden size 16, 2 layers, 2 heads), seeded, with weights drawn 
 beside its tokenizer.json: a folder ``load_model`` reads, with no network.
 """
 
+import os
+import shutil
 import string
 from pathlib import Path
 
@@ -23,6 +25,7 @@ HUB_CORPUS = [
     "the plot was boring and the acting was weak",
 ] * 3
 MAX_LEN = 64  # positions the tiny models read
+COMMIT = "0123456789abcdef0123456789abcdef01234567"  # the revision ``lay_out_hub_cache`` files a checkpoint under
 INIT_RANGE = 0.3  # the weights' standard deviation (transformers' default 0.02 gives near-constant logits)
 LABELS = {0: "negative", 1: "positive"}
 WORDPIECE_SPECIALS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]  # ids 0 .. 4: [PAD] = 0, BERT's pad_token_id
@@ -124,3 +127,26 @@ def save_checkpoint(folder: Path, model: torch.nn.Module, tokenizer: Tokenizer) 
     model.save_pretrained(folder)  # safetensors
     tokenizer.save(str(folder / "tokenizer.json"))
     return folder
+
+
+def write_deeper_bert(folder: Path) -> Path:
+    """A tiny BERT of another shape than the app's tiny model (2 layers of 2 heads), 3 layers of 4 heads; ``folder``."""
+    tokenizer = wordpiece_tokenizer()
+    classifier = hub_classifier("bert", tokenizer.get_vocab_size(), seed=1, num_hidden_layers=3, num_attention_heads=4)
+    classifier.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    return folder
+
+
+def lay_out_hub_cache(hub_cache: Path, repo_id: str, files: list[Path]) -> None:
+    """Put files into the cache as the Hub client does: blobs, a snapshot per commit and refs/main."""
+    repo = hub_cache / f"models--{repo_id.replace('/', '--')}"
+    snapshot = repo / "snapshots" / COMMIT
+    snapshot.mkdir(parents=True)
+    (repo / "blobs").mkdir()
+    for file in files:
+        blob = repo / "blobs" / f"blob-{file.name}"
+        shutil.copyfile(file, blob)
+        (snapshot / file.name).symlink_to(os.path.relpath(blob, snapshot))
+    (repo / "refs").mkdir()
+    (repo / "refs" / "main").write_text(COMMIT)

@@ -1,5 +1,5 @@
-"""Run by tests/test_hub_endpoints.py (and test_medium_model.py, test_cuda.py) in a process of its own, with MODEL_ID
-set: import the app on that model, call every endpoint as an API caller would (a sentence, the defaults), print
+"""Run by tests/hub/test_hub_endpoints.py (and test_medium_model.py, test_cuda.py) in a process of its own, with
+MODEL_ID set: import the app on that model, call every endpoint as an API caller would (a sentence, the defaults), print
 {endpoint: "ok" or its error} as JSON, then {endpoint: the answer's size} as the API sends it (json.dumps of the
 outputs, as /call/<endpoint> does), and the device the model ran on. ``PROBE_REPEAT=k`` sends the sentences k times
 over (a long text); ``PROBE_SUITE_SAMPLE=1`` runs the behavioural suite's first test of each part and capability

@@ -1,6 +1,6 @@
 """Which tests start Chromium or a server, read from their source without importing them: the fixtures a test asks
-for, what those fixtures and the module's own helpers call, followed through every conftest.py. tests/test_codebase.py
-checks that each such test carries the marker that keeps it out of ``make test-fast``."""
+for, what those fixtures and the module's own helpers call, followed through every conftest.py.
+tests/codebase/test_codebase.py checks that each such test carries the marker ``make test-fast`` leaves out."""
 
 import ast
 from pathlib import Path

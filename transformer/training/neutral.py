@@ -14,7 +14,7 @@ Two sources, both labelled ``NEUTRAL``:
   sets: one sentence with every term of a group, so the target teaches both the middle and that the term
   does not move it.
 
-The templates share none of the behavioural suite's (``tests/test_neutral.py`` checks).
+The templates share none of the behavioural suite's (``tests/training/test_neutral.py`` checks).
 """
 
 import random

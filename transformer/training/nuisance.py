@@ -13,7 +13,7 @@ thing in a real, short, labelled sentence and keeps its label:
 
 Every name and place is drawn uniformly from its list for sentences of both labels, so none of them
 meets one label more than the other. The lists and frames are this project's own; they share no
-name, place or template with the behavioural suite's test part (``tests/test_nuisance.py`` checks).
+name, place or template with the behavioural suite's test part (``tests/training/test_nuisance.py`` checks).
 """
 
 import random

@@ -208,6 +208,6 @@ def panel_figure(panels: list[Panel], title: str, stacked: bool = False) -> go.F
         **axes,
         **TOUCH,
     }
-    # Unvalidated: plotly's checks cost more than the rest of a step's draw; tests/test_panels.py validates
-    # every Walkthrough figure instead (``go.Figure(figure.to_dict())``).
+    # Unvalidated: plotly's checks cost more than the rest of a step's draw; tests/explorer/drawing/test_panels.py
+    # validates every Walkthrough figure instead (``go.Figure(figure.to_dict())``).
     return go.Figure({"data": traces, "layout": layout}, _validate=False)

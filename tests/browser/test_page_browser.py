@@ -1,4 +1,4 @@
-"""The page around the tabs in a real browser (Debian's Chromium, as in tests/test_browser.py): typing while the
+"""The page around the tabs in a real browser (Debian's Chromium, as in tests/browser/test_browser.py): typing while the
 page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an action, a long text, and the
 colour controls shown only where they change something."""
 

@@ -21,7 +21,7 @@ from transformer.training.data import read_labelled
 from transformer.training.mixture import read_dev_sets, read_test_sets
 from transformer.training.scoring import accuracy, positive_probabilities, predicted_classes
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DATA_DIR = USER_DATA_DIR  # $SENTIMENT_DATA_DIR as the caller set it (app_fixtures hides it from the app)
 MAX_BYTES = 25 * 1000 * 1000  # the size limit the project set for assets/model
 # Floors against shipping a broken model, one per selection set: each is the shipped model's accuracy in

@@ -235,7 +235,7 @@ def test_the_artifacts_command_writes_behaviour_json_for_the_weights(tiny_model_
 def test_the_bundled_behaviour_json_is_the_bundled_models_and_matches_the_command():
     """assets/model/behaviour.json was made for these weights (re-run ``make artifacts`` after training), and its
     counts are those of ``python -m transformer.behaviour``'s scoring: that the shipped file is current. It is no test
-    of the suite or its scoring (``make artifacts`` would refresh it to any bug): tests/test_behaviour*.py are."""
+    of the suite or its scoring (``make artifacts`` would refresh it to any bug): tests/behaviour/ are."""
     from transformer.training.scoring import positive_probabilities
 
     sha = artifacts.model_hash(DEFAULT_MODEL_DIR)

@@ -8,27 +8,17 @@ import gradio as gr
 import numpy as np
 import pytest
 import torch
-from hub_checkpoints import hub_classifier, wordpiece_tokenizer
+from app_fixtures import SENTENCE, close
+from hub_checkpoints import write_deeper_bert
 
 from transformer.explain.attribution import gradient_x_input, integrated_gradients
-from transformer.explorer import runner
+from transformer.explorer import runner, views
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.registry import Reading
 from transformer.explorer.two_models import same_classes
 from transformer.explorer.views import compare
 from transformer.loading import load_model
-
-SENTENCE = "a wonderful film , the acting was dull"
-
-
-def write_deeper_bert(folder):
-    """A tiny BERT of another shape than the app's tiny model (2 layers of 2 heads), 3 layers of 4 heads; ``folder``."""
-    tokenizer = wordpiece_tokenizer()
-    classifier = hub_classifier("bert", tokenizer.get_vocab_size(), seed=1, num_hidden_layers=3, num_attention_heads=4)
-    classifier.save_pretrained(folder)
-    tokenizer.save(str(folder / "tokenizer.json"))
-    return folder
 
 
 @pytest.fixture(scope="module")
@@ -179,3 +169,40 @@ def test_the_status_line_names_the_second_model_or_why_it_is_missing(app, second
     said = status.page_status(first, (None, "Could not load MODEL_ID_B <b>x</b>"))
     assert "&lt;b&gt;x" in said and "<b>" not in said and "Model B" not in said.split("  \n")[0]
     assert status.page_status(first, (None, None)) == status.model_status(*first)
+
+
+def test_compare_endpoint_of_identical_sentences_has_zero_difference(app, result):
+    answer = views.compare.compare(SENTENCE, SENTENCE, layer=2, head=2)["comparison"]
+    assert (answer["layer"], answer["head"]) == (2, 2)  # as sent: layers and heads count from 1
+    n = len(result.tokens)
+    assert answer["pairs"] == [[i, i] for i in range(n)]
+    close(answer["difference"], np.zeros((n, n)), atol=0)
+    close(answer["probs_a"], answer["probs_b"], atol=0)
+    close(answer["attention_a"], result.attentions[1, 1])
+
+
+def test_compare_endpoint_lines_up_shared_tokens(app):
+    answer = views.compare.compare("a charming journey", "not a charming journey", layer=1, head=1)["comparison"]
+    pairs = answer["pairs"]
+    assert [pair[0] for pair in pairs] == [0, 1, 2] and len(answer["difference"]) == 3
+    b = np.array(answer["attention_b"])
+    a = np.array(answer["attention_a"])
+    index_b = [j for _, j in pairs]
+    close(answer["difference"], b[np.ix_(index_b, index_b)] - a, atol=3e-6)
+
+
+def test_compare_tab_runs_sentence_b_once_and_lines_up_the_heads(app, result, forward_calls):
+    outputs = views.compare.show_compare(result, SENTENCE, 1, 2, "global", [], None)
+    label_a, label_b, heatmap_a, heatmap_b, difference, summary, kept_b = outputs
+    assert label_a == pytest.approx(label_b) and len(forward_calls) == 1
+    np.testing.assert_array_equal(difference.data[0].z, np.zeros((len(result.tokens),) * 2))
+    assert list(heatmap_a.data[0].y) == list(heatmap_b.data[0].y)
+    assert f"{len(result.tokens)} of {len(result.tokens)} tokens" in summary
+    forward_calls.clear()
+    views.compare.show_compare(result, SENTENCE, 2, 1, "row", ["special"], kept_b)  # another head: a redraw
+    assert not forward_calls
+
+
+def test_compare_tab_asks_for_a_second_sentence(app, result):
+    *figures, summary, kept = views.compare.show_compare(result, "  ", 1, 1, "global", [], None)
+    assert "second sentence" in summary and kept is None and figures == [None] * 5

@@ -15,7 +15,7 @@ from transformer import interface
 from transformer.interface import Classifier
 from transformer.loading import load_model
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = [name for name in dir(Classifier) if not name.startswith("_") or name == "__call__"]
 METHODS = [name for name in MEMBERS if callable(getattr(Classifier, name))]
 ATTRIBUTES = list(Classifier.__annotations__)

@@ -109,7 +109,7 @@ def test_the_tab_draws_and_keeps_its_numbers(app, forward_calls):
 
 @pytest.mark.parametrize("direction", ["b_into_a", "a_into_b"])
 def test_the_tab_draws_pairs_from_one_word_to_past_the_models_length(served, direction):
-    # The sweep (tests/test_sweep_views.py) draws each tab on the page's sentence at every length; this tab reads its
+    # The sweep (explorer/test_sweep_views.py) draws each tab on the page's sentence at every length; this tab reads its
     # own two, so here they go from one word to max_len tokens and past it, on every model, as the sweep's do.
     model, words = served.model, A.split()  # B swaps A's first word for another of as many tokens
     for count in (1, model.max_len // 2, 2 * model.max_len):  # words: the last pair is read to max_len tokens

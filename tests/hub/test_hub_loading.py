@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 import torch
 import transformers
-from hub_checkpoints import family_tokenizer, hub_classifier, write_hub_checkpoint
-from test_loading import COMMIT, REPO_ROOT, lay_out_hub_cache
+from hub_checkpoints import COMMIT, family_tokenizer, hub_classifier, lay_out_hub_cache, write_hub_checkpoint
 
 from transformer.hub.adapter import HubClassifier
 from transformer.loading import ModelLoadError, load_model
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 SENTENCE = "a wonderful film"
 FILES = ["config.json", "model.safetensors", "tokenizer.json"]
 

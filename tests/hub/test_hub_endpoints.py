@@ -1,7 +1,7 @@
 """The explorer on each Hub family (tiny random BERT, DistilBERT and RoBERTa checkpoints): the page is built on it
 (``MODEL_ID`` = its folder, another family as its second model; in this process, ``app_fixtures.page_on``), every
 endpoint answers, and the views that read the tutorial's architecture say in one line that they do not apply. (The
-endpoint fuzz tests run on a tiny RoBERTa too: tests/test_fuzz_api.py.)"""
+endpoint fuzz tests run on a tiny RoBERTa too: tests/served/test_fuzz_api.py.)"""
 
 import inspect
 

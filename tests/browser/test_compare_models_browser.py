@@ -5,8 +5,8 @@ from urllib.parse import parse_qs, urlparse
 
 import pytest
 from conftest import serving_app
+from hub_checkpoints import write_deeper_bert
 from test_browser import wait_for_text
-from test_compare_models import write_deeper_bert
 
 from transformer.explorer import runner
 from transformer.loading import load_model

@@ -16,7 +16,7 @@ from marker_scan import unmarked
 
 from transformer.explorer.inputs import parse_heads
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXPLORER = ROOT / "transformer" / "explorer"
 MAX_FUNCTION_LINES = 60
 MAX_APP_LINES = 200

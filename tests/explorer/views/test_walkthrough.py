@@ -278,7 +278,7 @@ def test_a_quick_step_change_never_calls_the_model(app):
 
 
 CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
-COLD_AT_ONCE = 4  # cold links loading side by side (tests/test_page_browser.py: 20 at once overload two cores)
+COLD_AT_ONCE = 4  # cold links loading side by side (tests/browser/test_page_browser.py: 20 at once overload two cores)
 
 
 @pytest.mark.served

@@ -1,27 +1,30 @@
-"""Faithfulness in the Attributions tab and at ``/faithfulness``: the answer's numbers, the sentence, the figure."""
+"""The Attributions tab (transformer.explorer.views.attributions): ``/attributions`` against the explanation functions;
+the agreement's attention and rollout read as the model pools ([CLS] or the mean); faithfulness in the tab and at
+``/faithfulness``: the answer's numbers, the sentence, the figure."""
 
 import gradio as gr
+import numpy as np
 import pytest
 import torch
+from app_fixtures import SENTENCE, close, ids_of
+from tiny import tiny_model
 
+from transformer import explain
 from transformer.explain.agreement import METHODS
 from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, faithfulness_by_mode, most_faithful
-from transformer.explorer import analysis, runner, views
+from transformer.explorer import analysis, views
+from transformer.explorer.analysis import analyze
 from transformer.explorer.drawing import erasure as erasure_figures
+from transformer.explorer.inputs import PREDICTED
 from transformer.explorer.page import restore
 from transformer.explorer.registry import Registry
 from transformer.explorer.views import VIEWS
+from transformer.explorer.views.attributions import attribution_view
 
 REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 
 
-SENTENCE = "a wonderful film , the acting was dull"
 attributions = views.attributions
-
-
-@pytest.fixture(scope="module")
-def result(app):
-    return runner.run_model(SENTENCE)
 
 
 def expected(loaded, result, target: str, removal: str):
@@ -133,3 +136,47 @@ def test_the_legend_sits_at_the_figure_s_foot_below_the_axis_titles(app, loaded,
     legend = layout.legend
     assert (legend.orientation, legend.yref, legend.y, legend.yanchor) == ("h", "container", 0, "bottom")
     assert layout.xaxis.title.text and layout.xaxis2.title.text  # the titles it stays clear of
+
+
+def test_attributions_endpoint_is_complete_and_matches_the_functions(app, loaded, result):
+    answer = views.attributions.attributions(SENTENCE, target="positive", steps=32, baseline="pad")
+    ig = answer["integrated_gradients"]
+    assert answer["target"] == 1 and answer["target_label"] == "positive" and ig["steps"] == 32
+    difference = ig["target_logit"] - ig["baseline_logit"]
+    tolerance = explain.COMPLETENESS_RTOL * abs(difference) + explain.COMPLETENESS_ATOL
+    assert abs(sum(ig["attributions"]) - difference) <= tolerance and ig["complete"]
+    expected = explain.integrated_gradients(loaded.model, ids_of(result), 1, "pad", 32)
+    close(ig["attributions"], expected.attributions)
+    close(answer["gradient_x_input"], explain.gradient_x_input(loaded.model, ids_of(result), 1))
+    correlation = np.array(answer["agreement"]["correlation"], dtype=float)
+    assert answer["agreement"]["methods"] == list(explain.METHODS)
+    close(np.diag(correlation), np.ones(4))
+
+
+def test_attributions_for_the_predicted_class_follow_the_prediction(app, result):
+    answer = views.attributions.attributions(SENTENCE)
+    assert answer["target"] == int(np.argmax(result.probabilities))
+    assert answer["integrated_gradients"]["baseline"] == "pad"
+
+
+def test_the_ig_slider_stops_where_the_api_does(app):
+    slider = next(block for block in app.demo.blocks.values() if block.elem_id == "ig-steps")
+    assert slider.maximum == views.attributions.MAX_IG_STEPS == 128
+    assert f"(1-{views.attributions.MAX_IG_STEPS})" in views.attributions.attributions.__doc__
+
+
+@pytest.mark.parametrize("pooling", ["first", "mean"])
+def test_the_agreement_reads_attention_and_rollout_as_the_model_pools(tiny_tokenizer, pooling):
+    model = tiny_model(vocab_size=tiny_tokenizer.get_vocab_size(), max_len=64)
+    model.pooling = pooling  # a Hub classifier's "first"; the maths below reads only this attribute
+    result = analyze(model, tiny_tokenizer, "a wonderful film , the acting was dull")
+    view = attribution_view(model, tiny_tokenizer, result, PREDICTED, steps=4)
+    last = result.attentions[-1].mean(axis=0)  # (N, N): the last layer's head-averaged weights
+    rollout = np.eye(len(result.tokens))
+    for layer in result.attentions:  # Abnar & Zuidema: 0.5 A + 0.5 I, rows renormalised, multiplied up
+        mixed = 0.5 * layer.mean(axis=0) + 0.5 * np.eye(len(result.tokens))
+        rollout = (mixed / mixed.sum(axis=-1, keepdims=True)) @ rollout
+    read = (lambda m: m[0]) if pooling == "first" else (lambda m: m.mean(axis=0))
+    assert np.allclose(view.agreement.scores[0].numpy(), read(last), atol=1e-6)
+    assert np.allclose(view.agreement.scores[1].numpy(), read(rollout), atol=1e-5)
+    assert not np.allclose(last[0], last.mean(axis=0), atol=1e-3)  # the two readings differ on this sentence

@@ -99,7 +99,7 @@ def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
         "errors-set",
         "errors-label",
         "errors-needed",
-        None,  # the tab's failure line (tests/test_app.py)
+        None,  # the tab's failure line (tests/explorer/page/test_app.py)
     ]
 
 

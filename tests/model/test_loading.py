@@ -2,7 +2,6 @@
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -10,14 +9,14 @@ from pathlib import Path
 import pytest
 import safetensors.torch
 import torch
+from hub_checkpoints import COMMIT, lay_out_hub_cache
 
 from transformer.loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, load_model
 from transformer.tokenizer import encode_batch
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-COMMIT = "0123456789abcdef0123456789abcdef01234567"
+REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_default_model_dir_is_the_bundled_folder():
@@ -131,20 +130,6 @@ for name, source, revision in [("bad_revision", "owner/tiny", "v9"), ("not_cache
         results[name] = str(error)
 print(json.dumps(results))
 """
-
-
-def lay_out_hub_cache(hub_cache: Path, repo_id: str, files: list[Path]) -> None:
-    """Put files into the cache as the Hub client does: blobs, a snapshot per commit and refs/main."""
-    repo = hub_cache / f"models--{repo_id.replace('/', '--')}"
-    snapshot = repo / "snapshots" / COMMIT
-    snapshot.mkdir(parents=True)
-    (repo / "blobs").mkdir()
-    for file in files:
-        blob = repo / "blobs" / f"blob-{file.name}"
-        shutil.copyfile(file, blob)
-        (snapshot / file.name).symlink_to(os.path.relpath(blob, snapshot))
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(COMMIT)
 
 
 def test_loads_a_hub_id_from_an_offline_cache(tiny_model_dir, tmp_path):

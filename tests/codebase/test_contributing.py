@@ -19,7 +19,7 @@ from transformer.explorer.page import address
 from transformer.explorer.registry import Registry, view_params
 from transformer.explorer.views import VIEWS
 
-GUIDE = Path(__file__).parent.parent / "CONTRIBUTING.md"
+GUIDE = Path(__file__).resolve().parents[2] / "CONTRIBUTING.md"
 
 
 def example_files() -> dict[str, str]:

@@ -358,7 +358,7 @@ def test_routes_off_the_allow_list_write_nothing_and_fetch_nothing_and_the_page_
         for route in ("/", "/config", "/gradio_api/info", "/theme.css"):
             assert client.get(f"{guarded}{route}").status_code == 200, route
     assert (sorted(temp.rglob("*")) if temp.exists() else []) == before
-    for fn in app.demo.fns.values():  # every named endpoint's routes pass (tests/test_api.py calls each)
+    for fn in app.demo.fns.values():  # every named endpoint's routes pass (tests/explorer/page/test_api.py calls each)
         if fn.api_visibility != "private":
             assert guard.closed_route("POST", f"/gradio_api/call/{fn.api_name}") is None, fn.api_name
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import grimp
 
-ROOT = Path(__file__).parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXPLORER = ROOT / "transformer" / "explorer"
 GUIDE = ROOT / "CONTRIBUTING.md"
 MAX_CORE_MODULES = 12  # the explorer's top level, __init__.py included

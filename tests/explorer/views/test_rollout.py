@@ -1,0 +1,28 @@
+"""The Rollout tab (transformer.explorer.views.rollout): ``/rollout``'s numbers and the tab's drawing."""
+
+import numpy as np
+from app_fixtures import SENTENCE, close, ids_of
+
+from transformer import explain
+from transformer.explorer import analysis, views
+from transformer.explorer.drawing.figures import shown_values
+
+
+def test_rollout_endpoint_rows_sum_to_one_and_pool_by_column_means(app, loaded, result):
+    answer = views.rollout.rollout(SENTENCE)
+    rollout = np.array(answer["rollout"])
+    n = len(result.tokens)
+    assert answer["tokens"] == result.tokens and rollout.shape == (2, n, n)
+    close(rollout.sum(axis=-1), np.ones((2, n)), atol=1e-5)
+    expected = explain.attention_rollout(explain.predict(loaded.model, ids_of(result)).attentions)
+    close(rollout, expected)
+    close(answer["pooled"], expected.mean(dim=1))
+
+
+def test_rollout_tab_draws_the_chosen_layer_without_the_model(app, result, forward_calls):
+    shares, matrix = views.rollout.show_rollout(result, 1, "row", ["punctuation"])
+    assert not forward_calls
+    rollout = explain.attention_rollout(analysis.model_attentions(result))
+    close(shown_values(matrix.data[0]), rollout[0], atol=1e-4)  # shown to 4 decimals
+    assert len(shares.data[0].y) == 2  # one row per layer
+    assert "after layer 1" in matrix.layout.title.text
