@@ -26,7 +26,9 @@ from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.drawing import erasure as erasure_figures
 from transformer.explorer.drawing import figures, theme
 from transformer.explorer.page import launch as server
+from transformer.explorer.registry import Registry
 from transformer.explorer.views import (
+    VIEWS,
     all_heads,
     attention,
     attributions,
@@ -41,6 +43,7 @@ from transformer.explorer.views import (
     word_order,
 )
 
+REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 AA = 4.5
 THEME = gr.themes.Default()  # what ``demo.launch`` uses when given no theme, as ``server.launch_settings`` gives
 PLOTLY_FONT, PLOTLY_BACKGROUND, TRANSPARENT = "#444", "#fff", "rgba(0,0,0,0)"  # plotly's own defaults
@@ -475,7 +478,7 @@ def test_without_the_dark_style_sheet_the_figures_fail_on_the_dark_page(drawn):
 
 
 def test_the_page_colours_are_gradio_s_default_theme_s():
-    assert "theme" not in server.launch_settings()  # demo.launch then uses gr.themes.Default
+    assert "theme" not in server.launch_settings(REGISTRY)  # demo.launch then uses gr.themes.Default
     light, dark = (rgba(theme_colour("block-background-fill", mode))[:3] for mode in ("light", "dark"))
     assert figures.contrast(light, figures.WHITE) == 1 and figures.luminance(dark) < 0.05
     assert page_rules(theme.PAGE_CSS, "light") == {"unmodelled": []}  # the light page shows figures as they are

@@ -17,7 +17,7 @@ import huggingface_hub
 import numpy as np
 import plotly.graph_objects as go
 import pytest
-from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port, import_app, write_model_dir
+from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, forget_the_models, free_port, import_app, write_model_dir
 from conftest import without_artifact
 from gradio_client.exceptions import AppError
 
@@ -44,7 +44,11 @@ def model_dir(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def app(model_dir):
-    return import_app(model_dir)
+    """The app on this module's tiny model: a model an earlier module left loaded is dropped, before and after."""
+    app = import_app(model_dir)
+    forget_the_models()
+    yield app
+    forget_the_models()
 
 
 def heatmap_labels(figure) -> list[str]:
