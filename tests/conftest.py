@@ -13,7 +13,7 @@
 - ``app``, ``url``, ``client``: the ``app`` module on a tiny model, served on a free port, and a
   ``gradio_client.Client`` for it; one server per test module (a module may define its own ``app``). With
   ``EXPLORER_TEST_MODEL`` set to a Hub family, ``app`` serves that family's tiny checkpoint instead (and a tiny
-  data folder for its corpus views): tests/hub/test_hub_endpoints.py runs the fuzz tests so in a process of their own;
+  data folder for its corpus views), to run a module by hand on that family;
   ``loaded``, the app's ``LoadedModel``, and ``forward_calls``, how many times its model has run in a test.
 - ``browser``: Debian's Chromium driven by Playwright, launched once per test module (never a downloaded
   browser); ``page``: a page of it in a fresh context (1280 × 900, clipboard allowed for ``url``), one per test.
