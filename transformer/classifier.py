@@ -73,6 +73,7 @@ class TransformerClassifier(
         self.num_layers = num_layers
         self.max_len = max_len
         self.use_positional_encoding = use_positional_encoding
+        self.model_type = "tutorial"  # the interface's name for this kind (a Hub model says its family)
         self.pooling = "mean"  # what the classifier reads: the mean of the tokens (see ``explain.rollout``)
         self.capabilities = frozenset({TUTORIAL_BLOCKS, SINUSOIDAL_POSITIONS})
         self.pad_token_id = pad_token_id

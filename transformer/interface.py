@@ -26,6 +26,7 @@ class Classifier(Protocol):
         num_layers, num_heads, d_model, max_len: L, H, D and the most tokens it reads.
         pad_token_id: the id of [PAD].
         label_names: the class names, in logit order.
+        model_type: the kind of model, in words a message can name: "tutorial", "bert", "distilbert" or "roberta".
         pooling: what the classifier reads: "mean" of the tokens, or "first" ([CLS] or <s>).
         use_positional_encoding: whether positions are added unless a call says otherwise.
         special_token_ids: ids that views leave out of a colour scale ([CLS], [SEP], [PAD], ...).
@@ -39,6 +40,7 @@ class Classifier(Protocol):
     max_len: int
     pad_token_id: int
     label_names: list[str]
+    model_type: str
     pooling: str
     use_positional_encoding: bool
     special_token_ids: tuple[int, ...]

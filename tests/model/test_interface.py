@@ -48,6 +48,7 @@ def test_the_tutorial_model_alone_has_the_tutorials_blocks_and_sinusoids(model):
     tutorial = model.pooling == "mean"
     expected = {interface.TUTORIAL_BLOCKS, interface.SINUSOIDAL_POSITIONS} if tutorial else set()
     assert model.capabilities == expected
+    assert (model.model_type == "tutorial") == tutorial  # what a view's "does not apply to this ..." names
 
 
 def test_query_key_gives_the_attention_the_model_returns(model):
@@ -60,10 +61,11 @@ def test_query_key_gives_the_attention_the_model_returns(model):
 
 
 def sniffs(path: Path) -> list[str]:
-    """Each ``isinstance(model, ...)``, ``hasattr(model, ...)`` and class annotation of a model in ``path``."""
+    """Each ``isinstance(model, ...)``, ``hasattr(model, ...)``, ``getattr(model, ...)`` and class annotation of a
+    model in ``path``."""
     found = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        asks = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "hasattr")
+        asks = isinstance(node, ast.Call) and getattr(node.func, "id", None) in ("isinstance", "hasattr", "getattr")
         if asks and node.args and "model" in ast.unparse(node.args[0]):
             found.append(f"{path.name}:{node.lineno} {ast.unparse(node)}")
         annotation = ast.unparse(node.annotation) if isinstance(node, ast.arg) and node.annotation else ""

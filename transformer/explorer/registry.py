@@ -180,10 +180,9 @@ def not_for_this_model(view_title: str, model) -> str | None:
     (whose maths reads that architecture's embedding, encoding and blocks) does not apply to it."""
     if TUTORIAL_BLOCKS in model.capabilities:
         return None
-    kind = getattr(model, "model_type", type(model).__name__)
     return (
         f"{view_title} follows the tutorial's architecture (its embedding, sinusoidal encoding and encoder blocks), "
-        f"so it does not apply to this {kind} model."
+        f"so it does not apply to this {model.model_type} model."
     )
 
 
