@@ -1,7 +1,7 @@
-"""The behavioural suite's tables (transformer.behaviour.suite): each test's texts hold the words its name promises,
-every invariance case is texts that differ (and a typo is one swap of two letters), the identity valences weigh the
-same, the texts read as sentences, and the sampling keeps order. These hold without the bundled behaviour.json,
-whose counts ``make artifacts`` would refresh to any bug here."""
+"""The behavioural suite's tables (transformer.behaviour.suite): each opinion word list holds words of its valence,
+each test's texts hold the words its name promises, every invariance case is texts that differ (and a typo is one
+swap of two letters), the identity valences weigh the same, the texts read as sentences, and the sampling keeps
+order. These hold without the bundled behaviour.json, whose counts ``make artifacts`` would refresh to any bug here."""
 
 import re
 
@@ -18,6 +18,29 @@ VERBS = {"positive": words.POSITIVE_VERBS, "negative": words.NEGATIVE_VERBS}
 def found(text: str, role: words.Words, part: str) -> set[str]:
     """The words of ``role``'s ``part`` that ``text`` holds, as whole words."""
     return {word for word in role.part(part) if re.search(rf"\b{re.escape(word)}\b", text, re.I)}
+
+
+# English valence, written here apart from ``words``: the suite's tests read their valence from its lists, so a word
+# moved to the other list (or two parts' lists swapped) would change every expectation with it and no test above.
+ENGLISH = {
+    "positive": set(
+        "good great excellent lovely wonderful pleasant enjoyable solid superb delightful terrific outstanding "
+        "brilliant charming first-rate fantastic splendid marvellous perfect "
+        "love enjoy like adore appreciate admire cherish relish".split()
+    ),
+    "negative": set(
+        "bad awful terrible poor disappointing unpleasant boring mediocre dreadful lousy horrible miserable tedious "
+        "shoddy appalling dull dismal nasty abysmal "
+        "hate dislike despise regret loathe detest resent".split()
+    ),
+}
+
+
+@pytest.mark.parametrize("lists", [VALENCES, VERBS], ids=["adjectives", "verbs"])
+def test_every_opinion_word_has_the_valence_of_its_list(lists):
+    for valence, listed in lists.items():
+        for word in (*listed.selection, *listed.test):
+            assert word in ENGLISH[valence], f"{word!r} is listed as {valence}: add it to ENGLISH here if it is"
 
 
 def test_a_verb_test_holds_a_verb_of_its_named_valence_and_none_of_the_other():
