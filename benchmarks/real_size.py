@@ -95,6 +95,12 @@ def write_checkpoint(folder: Path, family: str) -> Path:
     return folder
 
 
+def build_in_child(folder: Path, family: str) -> Path:
+    """``write_checkpoint`` in a spawned child process, so that this one holds nothing the build left resident."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as builder:
+        return builder.submit(write_checkpoint, folder, family).result()
+
+
 def text_of(tokenizer: Tokenizer, tokens: int) -> str:
     """A text the tokenizer reads as exactly ``tokens`` tokens, [CLS] and [SEP] included."""
     words = ["good", *(FILLER[i % len(FILLER)] for i in range(tokens - 3))]
@@ -258,12 +264,10 @@ def run(
         f"torch {torch.__version__}, 1 thread; medians of {rounds} interleaved round(s): wall time, CPU time of this "
         "process, the floor's CPU time and the ratio of the two; peak = VmHWM during the call"
     ]
-    spawn = multiprocessing.get_context("spawn")
     for family in families:
-        with tempfile.TemporaryDirectory() as folder, ProcessPoolExecutor(1, mp_context=spawn) as builder:
+        with tempfile.TemporaryDirectory() as folder:
             # built in another process, so this one's peak memory holds only what the app would hold
-            builder.submit(write_checkpoint, Path(folder), family).result()
-            lines += measure_model(family, Path(folder), lengths, rounds, names)
+            lines += measure_model(family, build_in_child(Path(folder), family), lengths, rounds, names)
     return lines
 
 
