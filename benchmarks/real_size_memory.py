@@ -5,10 +5,11 @@ Target (issue 37): at most 1.5 GB resident with the model loaded and used.
 The app runs in a process of its own, as the Space does: ``import app`` builds the page on the model, then every
 endpoint is called in turn as the API calls it (``api.endpoints``, its defaults, and for ``/attention``,
 ``/attention_norms`` and ``/knockout`` layer 1's head 1, since a big model's layer at 512 tokens is over their 8 MB),
-with ``JOB_SECONDS`` at 3600: the defaults it scales are at their most from 600 on, and no job is stopped early on a
-loaded machine. No data folder is given (the head atlas and the error list, over an hour of corpus passes at this
-size, answer how to make them; the behaviour suite runs), and the cache folder is a temporary one. The HTTP server
-itself is not started, so its idle sweep never returns freed memory: what stays resident is what jobs leave.
+with ``JOB_SECONDS`` at 600 (``--job-seconds``; the defaults it scales are at their most from 120 on: 32 steps and
+every head at 512 tokens). A job the cap stops still shows its peak until then, its passes being alike. No data
+folder is given (the head atlas and the error list, over an hour of corpus passes at this size, answer how to make
+them; the behaviour suite runs), and the cache folder is a temporary one. The HTTP server itself is not started, so
+its idle sweep never returns freed memory: what stays resident is what the jobs leave.
 
 Before each call the process's peak (VmHWM) is reset to its resident memory (``clear_refs``, Linux); after it, the
 peak during the call, the resident memory (VmRSS) and the call's seconds are printed. Example::
@@ -53,10 +54,11 @@ def measured_call(fn, arguments: dict) -> dict:
     return {"seconds": round(time.perf_counter() - start, 1), **memory_mb(), "failed": failed}
 
 
-def serve_and_call(folder: str, lengths: tuple[int, ...], names: tuple[str, ...] | None) -> None:
+def serve_and_call(folder: str, lengths: tuple[int, ...], names: tuple[str, ...] | None, job_seconds: float) -> None:
     """In the app's process: build the page on ``folder``'s model, then call each endpoint (``names``, None for
-    all) at each length, printing one JSON line after loading and one after each call."""
-    os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": "3600", "GRADIO_ANALYTICS_ENABLED": "False"}
+    all) at each length, each job stopped after ``job_seconds``, printing one JSON line after loading and one after
+    each call."""
+    os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": str(job_seconds), "GRADIO_ANALYTICS_ENABLED": "False"}
     sys.path.insert(0, str(ROOT))
     import app  # builds the page on MODEL_ID's model, as the Space does
     from transformer.explorer import runner
@@ -87,7 +89,7 @@ def call_line(call: dict) -> str:
     return f"{where:<28} {call['VmHWM']:8.0f} {call['VmRSS']:8.0f} {seconds:>8}  {call.get('failed') or ''}".rstrip()
 
 
-def run(lengths: tuple[int, ...] = LENGTHS, names: tuple[str, ...] | None = None) -> None:
+def run(lengths: tuple[int, ...] = LENGTHS, names: tuple[str, ...] | None = None, job_seconds: float = 600) -> None:
     """Build the checkpoint, run ``serve_and_call`` in a fresh process and print each call's row as it comes (the
     whole run at 512 tokens takes tens of minutes of CPU), then the highest peak against the target."""
     from .real_size import write_checkpoint
@@ -99,7 +101,8 @@ def run(lengths: tuple[int, ...] = LENGTHS, names: tuple[str, ...] | None = None
         write_checkpoint(Path(folder), "distilbert")
         empty = Path(folder) / "no-data"
         env = os.environ | {"HF_HUB_OFFLINE": "1", "SENTIMENT_DATA_DIR": str(empty), "ATTENTION_EXPLORER_CACHE": folder}
-        code = f"from benchmarks.real_size_memory import serve_and_call; serve_and_call({folder!r}, {lengths}, {names})"
+        command = f"serve_and_call({folder!r}, {lengths}, {names}, {job_seconds})"
+        code = f"from benchmarks.real_size_memory import serve_and_call; {command}"
         with subprocess.Popen(
             [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
         ) as child:
@@ -119,9 +122,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--lengths", default="128,512", help="comma-separated token counts, run in this order")
     parser.add_argument("--endpoints", help="comma-separated endpoint names, e.g. attributions,patching (default: all)")
+    parser.add_argument("--job-seconds", type=float, default=600, help="each job's cap, JOB_SECONDS (default 600)")
     args = parser.parse_args()
     lengths = tuple(int(n) for n in args.lengths.split(","))
-    run(lengths, tuple(args.endpoints.split(",")) if args.endpoints else None)
+    run(lengths, tuple(args.endpoints.split(",")) if args.endpoints else None, args.job_seconds)
 
 
 if __name__ == "__main__":
