@@ -6,7 +6,7 @@ The app runs in a process of its own, as the Space does: ``import app`` builds t
 endpoint is called in turn as the API calls it (``api.endpoints``, its defaults, and for ``/attention``,
 ``/attention_norms`` and ``/knockout`` layer 1's head 1, since a big model's layer at 512 tokens is over their 8 MB),
 with ``JOB_SECONDS`` at 600 (``--job-seconds``; the defaults it scales are at their most from 120 on: 32 steps and
-every head at 512 tokens). A job the cap stops shows its peak until then, a lower bound (``/patching``'s grew with
+every head at 512 tokens). A job the cap stops shows its peak until then, a lower bound (``/patching``'s varied with
 its passes). No data folder is given (the head atlas and the error list, over an hour of corpus passes at this
 size, answer how to make them; the behaviour suite runs), and the cache folder is a temporary one. The HTTP server
 itself is not started, so its idle sweep never returns freed memory: what stays resident is what the jobs leave.
