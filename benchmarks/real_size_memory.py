@@ -1,19 +1,23 @@
 """The app's resident memory at real size: a random DistilBERT-base checkpoint (``real_size.write_checkpoint``, no
-download) served with ``MODEL_ID``, every endpoint called at 128 and then 512 tokens, and the process's memory read
-after each length. Target (issue 37): at most 1.5 GB resident with the model loaded and used.
+download) served with ``MODEL_ID``, every endpoint called at 128 and then 512 tokens, and each call's own peak.
+Target (issue 37): at most 1.5 GB resident with the model loaded and used.
 
 The app runs in a process of its own, as the Space does: ``import app`` builds the page on the model, then every
-endpoint is called as the API calls it (``api.endpoints``, its defaults, and for ``/attention``, ``/attention_norms``
-and ``/knockout`` layer 1's head 1, since a big model's layer at 512 tokens is over their 8 MB), with ``JOB_SECONDS`` at
-600 so that no job is stopped early and each holds all it would. No data folder is given (the head atlas and the
-error list, over an hour of corpus passes at this size, answer how to make them; the behaviour suite runs), and
-the cache folder is a temporary one. The HTTP server itself is not started. Printed:
-VmRSS (resident now) and VmHWM (the most resident at any time) after loading, and after each length. Example::
+endpoint is called in turn as the API calls it (``api.endpoints``, its defaults, and for ``/attention``,
+``/attention_norms`` and ``/knockout`` layer 1's head 1, since a big model's layer at 512 tokens is over their 8 MB),
+with ``JOB_SECONDS`` at 600 (``--job-seconds``; the defaults it scales are at their most from 120 on: 32 steps and
+every head at 512 tokens). A job the cap stops shows its peak until then, a lower bound (``/patching``'s varied with
+its passes). No data folder is given (the head atlas and the error list, over an hour of corpus passes at this
+size, answer how to make them; the behaviour suite runs), and the cache folder is a temporary one. The HTTP server
+itself is not started, so its idle sweep never returns freed memory: what stays resident is what the jobs leave.
 
-    HF_HUB_OFFLINE=1 nice -n 10 python -m benchmarks.real_size_memory
+Before each call the process's peak (VmHWM) is reset to its resident memory (``clear_refs``, Linux); after it, the
+peak during the call, the resident memory (VmRSS) and the call's seconds are printed. Example::
+
+    HF_HUB_OFFLINE=1 nice -n 5 python -m benchmarks.real_size_memory --lengths 512 --endpoints attributions,patching
 """
 
-import functools
+import argparse
 import inspect
 import json
 import os
@@ -25,6 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LENGTHS = (128, 512)
+TARGET_MB = 1536  # 1.5 GiB
 ONE_HEAD = {"layer": 1, "head": 1}  # every head of a big model at 512 tokens is over 8 MB, a layer too
 CHOSEN = {"attention": ONE_HEAD, "attention_norms": ONE_HEAD, "knockout": ONE_HEAD}
 
@@ -35,10 +40,25 @@ def memory_mb() -> dict[str, float]:
     return {name: int(fields[name].split()[0]) / 1024 for name in ("VmRSS", "VmHWM")}
 
 
-def serve_and_call(folder: str) -> None:
-    """In the app's process: build the page on ``folder``'s model, call every endpoint at each length, print one
-    JSON line per stage."""
-    os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": "600", "GRADIO_ANALYTICS_ENABLED": "False"}
+def measured_call(fn, arguments: dict) -> dict:
+    """Call ``fn(**arguments)`` with the peak reset first: its seconds, VmRSS after, VmHWM during (MB), and the
+    error it raised, if any (a refusal still ran what it ran)."""
+    from .real_size import reset_peak
+
+    reset_peak()
+    start, failed = time.perf_counter(), None
+    try:
+        fn(**arguments)
+    except Exception as error:
+        failed = f"{type(error).__name__}: {str(error)[:80]}"
+    return {"seconds": round(time.perf_counter() - start, 1), **memory_mb(), "failed": failed}
+
+
+def serve_and_call(folder: str, lengths: tuple[int, ...], names: tuple[str, ...] | None, job_seconds: float) -> None:
+    """In the app's process: build the page on ``folder``'s model, then call each endpoint (``names``, None for
+    all) at each length, each job stopped after ``job_seconds``, printing one JSON line after loading and one after
+    each call."""
+    os.environ |= {"MODEL_ID": folder, "JOB_SECONDS": str(job_seconds), "GRADIO_ANALYTICS_ENABLED": "False"}
     sys.path.insert(0, str(ROOT))
     import app  # builds the page on MODEL_ID's model, as the Space does
     from transformer.explorer import runner
@@ -46,69 +66,67 @@ def serve_and_call(folder: str) -> None:
 
     from .real_size import text_of
 
+    served = api.endpoints(app.REGISTRY)
+    unknown = set(names or ()) - set(served)
+    if unknown:
+        raise SystemExit(f"no such endpoint: {', '.join(sorted(unknown))}; there are {', '.join(served)}")
     tokenizer = runner.get_model()[0].tokenizer
-    print(json.dumps({"stage": "loaded", **memory_mb()}), flush=True)
-    for tokens in LENGTHS:
-        text, other = text_of(tokenizer, tokens), text_of(tokenizer, tokens).replace("good", "bad", 1)
-        failed, start = {}, time.perf_counter()
-        for name, fn in api.endpoints(app.REGISTRY).items():
-            named = inspect.signature(fn).parameters
-            texts = {"text": text, "text_a": text, "text_b": other}
-            arguments = {key: value for key, value in texts.items() if key in named} | CHOSEN.get(name, {})
-            try:
-                fn(**arguments)
-            except Exception as error:  # a refusal still ran what it ran: say which, keep going
-                failed[name] = f"{type(error).__name__}: {str(error)[:80]}"
-        seconds = round(time.perf_counter() - start)
-        print(
-            json.dumps({"stage": f"{tokens} tokens", "seconds": seconds, **memory_mb(), "failed": failed}), flush=True
-        )
+    print(json.dumps({"endpoint": "loaded", **memory_mb()}), flush=True)
+    for tokens in lengths:
+        text = text_of(tokenizer, tokens)
+        texts = {"text": text, "text_a": text, "text_b": text.replace("good", "bad", 1)}
+        for name, fn in served.items():
+            if names is None or name in names:
+                named = inspect.signature(fn).parameters
+                arguments = {key: value for key, value in texts.items() if key in named} | CHOSEN.get(name, {})
+                print(json.dumps({"endpoint": name, "tokens": tokens, **measured_call(fn, arguments)}), flush=True)
 
 
-def stage_line(stage: dict) -> str:
+def call_line(call: dict) -> str:
     """One row of the table from one of ``serve_and_call``'s JSON lines."""
-    refused = ", ".join(f"{name} ({said})" for name, said in stage.get("failed", {}).items()) or "none"
-    seconds = str(stage.get("seconds", ""))
-    return f"{stage['stage']:<12} {stage['VmRSS']:9.0f} {stage['VmHWM']:9.0f} {seconds:>8}  {refused}"
+    where = f"{call['tokens']:>6}  /{call['endpoint']}" if "tokens" in call else call["endpoint"]
+    seconds = f"{call['seconds']:8.1f}" if "seconds" in call else ""
+    return f"{where:<28} {call['VmHWM']:8.0f} {call['VmRSS']:8.0f} {seconds:>8}  {call.get('failed') or ''}".rstrip()
 
 
-def run(show=print) -> list[str]:
-    """Build the checkpoint, run ``serve_and_call`` in a fresh process, ``show`` each stage's row as it comes (a run at
-    512 tokens takes tens of minutes), and return the table."""
+def run(lengths: tuple[int, ...] = LENGTHS, names: tuple[str, ...] | None = None, job_seconds: float = 600) -> None:
+    """Build the checkpoint, run ``serve_and_call`` in a fresh process and print each call's row as it comes (the
+    whole run at 512 tokens takes tens of minutes of CPU), then the highest peak against the target."""
     from .real_size import write_checkpoint
 
-    lines = [
-        "DistilBERT-base shapes, the app's process: every endpoint at each length, then its memory (MB = 2^20 bytes)",
-        f"{'after':<12} {'VmRSS MB':>9} {'VmHWM MB':>9} {'calls s':>8}  refused",
-    ]
-    for line in lines:
-        show(line)
-    peak = 0.0
+    print("DistilBERT-base shapes, the app's process; each call's peak (VmHWM during it) and resident memory after")
+    print(f"{'tokens  endpoint':<28} {'peak MB':>8} {'after MB':>8} {'seconds':>8}  refused (MB = 2^20 bytes)")
+    highest = {"VmHWM": 0.0}
     with tempfile.TemporaryDirectory() as folder:
         write_checkpoint(Path(folder), "distilbert")
         empty = Path(folder) / "no-data"
         env = os.environ | {"HF_HUB_OFFLINE": "1", "SENTIMENT_DATA_DIR": str(empty), "ATTENTION_EXPLORER_CACHE": folder}
-        code = f"from benchmarks.real_size_memory import serve_and_call; serve_and_call({folder!r})"
+        command = f"serve_and_call({folder!r}, {lengths}, {names}, {job_seconds})"
+        code = f"from benchmarks.real_size_memory import serve_and_call; {command}"
         with subprocess.Popen(
-            [sys.executable, "-c", code],
-            cwd=ROOT,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
+            [sys.executable, "-c", code], cwd=ROOT, env=env, stdout=subprocess.PIPE, text=True
         ) as child:
             for line in child.stdout:
                 if line.startswith("{"):
-                    stage = json.loads(line)
-                    peak = max(peak, stage["VmHWM"])
-                    lines.append(stage_line(stage))
-                    show(lines[-1])
+                    call = json.loads(line)
+                    highest = max(highest, call, key=lambda c: c["VmHWM"])
+                    print(call_line(call), flush=True)
         if child.returncode:
             raise RuntimeError(f"the app's process failed ({child.returncode})")
-    lines.append(f"peak resident {peak:.0f} MB: target <= 1536 MB (1.5 GiB): {'met' if peak <= 1536 else 'MISSED'}")
-    show(lines[-1])
-    return lines
+    verdict = "met" if highest["VmHWM"] <= TARGET_MB else "MISSED"
+    where = f"/{highest['endpoint']} at {highest['tokens']} tokens" if "tokens" in highest else highest.get("endpoint")
+    print(f"highest peak {highest['VmHWM']:.0f} MB ({where}): target <= {TARGET_MB} MB: {verdict}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--lengths", default="128,512", help="comma-separated token counts, run in this order")
+    parser.add_argument("--endpoints", help="comma-separated endpoint names, e.g. attributions,patching (default: all)")
+    parser.add_argument("--job-seconds", type=float, default=600, help="each job's cap, JOB_SECONDS (default 600)")
+    args = parser.parse_args()
+    lengths = tuple(int(n) for n in args.lengths.split(","))
+    run(lengths, tuple(args.endpoints.split(",")) if args.endpoints else None, args.job_seconds)
 
 
 if __name__ == "__main__":
-    run(functools.partial(print, flush=True))
+    main()

@@ -12,7 +12,7 @@ import torch
 from hub_checkpoints import hub_classifier
 from tiny import tiny_model
 
-from transformer.explain import batching, head_importance, integrated_gradients, predict_with_knockout
+from transformer.explain import batching, head_importance, heap, integrated_gradients, predict_with_knockout
 from transformer.hub.adapter import HubClassifier
 from transformer.hub.families import FAMILIES
 
@@ -140,6 +140,25 @@ def test_in_parallel_keeps_the_order_the_context_and_the_grad_modes_and_raises_t
 
     with pytest.raises(ValueError, match="second pass"):
         batching.in_parallel([calls[0], fails, calls[1]], threads=2)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_in_parallel_hands_back_what_each_pass_freed_before_that_thread_runs_the_next(monkeypatch, threads):
+    events = []  # (what, the thread it ran on)
+    monkeypatch.setattr(heap, "MALLOC_TRIM", lambda pad: events.append(("trim", threading.get_ident())))
+
+    def one_pass(i):
+        events.append((i, threading.get_ident()))
+        if i == 3:
+            raise ValueError("a pass stopped past its deadline")
+        return i
+
+    with pytest.raises(ValueError):
+        batching.in_parallel([functools.partial(one_pass, i) for i in range(4)], threads)
+    assert len(events) == 8  # every pass, the failed one too, then its trim
+    for thread in {at for _, at in events}:
+        on_thread = [what for what, at in events if at == thread]  # pass, trim, pass, trim, ...
+        assert on_thread[1::2] == ["trim"] * (len(on_thread) // 2) and "trim" not in on_thread[::2]
 
 
 def test_pass_threads_leave_a_core_per_intra_op_thread(monkeypatch):

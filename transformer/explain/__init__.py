@@ -18,6 +18,7 @@ Each module has one job:
 - ``attention_norms``: attention weighted by the norm of what each key moves (Kobayashi et al. 2020).
 - ``layer_readout``: the class read out from the residual stream after every layer.
 - ``batching``: how many rows of a sentence a heavy method runs in one pass, from the model's size.
+- ``heap``: the memory that passes freed handed back to the system (glibc's ``malloc_trim``).
 
 The explorer (``transformer.explorer``) builds its views on these; nothing here imports it.
 """

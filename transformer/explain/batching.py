@@ -23,6 +23,8 @@ from typing import TypeVar
 
 import torch
 
+from . import heap
+
 T = TypeVar("T")
 
 # Bytes of activations one heavy call may hold at once, beyond the weights; more only saves per-pass overhead, which
@@ -80,16 +82,18 @@ def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
     """Each call's result, in order, with up to ``threads`` calls running at once on threads of their own.
 
     A call runs in a copy of the caller's context (a job's deadline goes with it) and with the caller's grad and
-    inference modes, which are per thread in torch. The first error is raised once every started call has ended;
-    calls not yet started are cancelled.
+    inference modes, which are per thread in torch. The memory each call freed goes back to the system as it ends
+    (``heap``): passes of unlike sizes on two threads, each with its own arena, otherwise left holes that grew a
+    DistilBERT-base's 128-token patching job to 1.7 times its memory budget. The first error is raised once every
+    started call has ended; calls not yet started are cancelled.
     """
     if threads <= 1 or len(calls) <= 1:
-        return [call() for call in calls]
+        return [_freeing(call) for call in calls]
     grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
 
     def in_modes(call: Callable[[], T]) -> T:
         with torch.inference_mode(inference), torch.set_grad_enabled(grad):
-            return call()
+            return _freeing(call)
 
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(contextvars.copy_context().run, in_modes, call) for call in calls]
@@ -98,3 +102,11 @@ def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise
+
+
+def _freeing(call: Callable[[], T]) -> T:
+    """``call()``, then the memory it freed handed back (``heap.return_freed_memory``)."""
+    try:
+        return call()
+    finally:
+        heap.return_freed_memory()

@@ -22,6 +22,7 @@ import gradio as gr
 import torch
 from gradio.context import LocalContext
 
+from ..explain import heap
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
 from .analysis import Analysis, InputError
@@ -212,10 +213,14 @@ def run_model(text: str | None, *, second: bool = False) -> Analysis:
 def run_view(build, result: Analysis, *, second: bool = False, **controls):
     """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module, with the
     explorer's model (``second``: the one beside it, which ``result`` must come from); stopped with ``JobTooLong``
-    at its first model pass after ``JOB_SECONDS``."""
+    at its first model pass after ``JOB_SECONDS``. The memory its passes freed goes back to the system as it ends
+    (``heap``): a big model's job would otherwise leave hundreds of MB resident under the next job's peak."""
     loaded = loaded_model(second)
-    with job_deadline():
-        return build(loaded.model, loaded.tokenizer, result, **controls)
+    try:
+        with job_deadline():
+            return build(loaded.model, loaded.tokenizer, result, **controls)
+    finally:
+        heap.return_freed_memory()
 
 
 def user_error(error: InputError, title: str = "Cannot read this text") -> gr.Error:

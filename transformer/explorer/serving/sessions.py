@@ -14,8 +14,6 @@ included, which only Gradio's deep-link route reads (``page.launch`` replaces th
 from __future__ import annotations
 
 import asyncio
-import ctypes
-import ctypes.util
 import datetime
 import math
 from collections import OrderedDict
@@ -24,6 +22,7 @@ import gradio as gr
 from fastapi import HTTPException
 from gradio.state_holder import SessionState, StateHolder
 
+from ...explain.heap import return_freed_memory
 from . import clients
 
 IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyze again)
@@ -182,29 +181,6 @@ def release_on_unload(demo: gr.Blocks) -> None:
         drop_session(demo.state_holder, request.session_hash)
 
     demo.unload(release)
-
-
-def _libc_malloc_trim():
-    """glibc's ``malloc_trim``, or None where the C library is not glibc (macOS, musl)."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
-    except (OSError, AttributeError):
-        return None
-
-
-MALLOC_TRIM = _libc_malloc_trim()
-
-
-def return_freed_memory() -> bool:
-    """Give the heap pages that dropped sessions freed back to the system; True where the C library can.
-
-    glibc keeps freed memory in its per-thread arenas (Gradio runs handlers on many threads), so without
-    this the server's resident memory stays at its peak after sessions go.
-    """
-    if MALLOC_TRIM is None:
-        return False
-    MALLOC_TRIM(0)
-    return True
 
 
 def work_done(holder: LeanSessions) -> tuple[int, int] | None:
