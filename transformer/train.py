@@ -33,6 +33,7 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import torch
@@ -134,6 +135,12 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--lr", type=float, default=1e-3, help="peak AdamW learning rate")
     training.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay")
     training.add_argument("--warmup", type=float, default=0.05, help="fraction of steps with linear warm-up")
+    training.add_argument(
+        "--embedding-lr-scale", type=float, default=1.0,
+        help="the token embedding table's learning rate as a multiple of every phase's (its per-step weight decay "
+        "kept): about √d_model lets an unscaled lookup's rows move as far per step, against the positional "
+        "encoding, as those of a lookup scaled by √d_model",
+    )  # fmt: skip
     training.add_argument("--label-smoothing", type=float, default=0.1, help="cross-entropy label smoothing")
     training.add_argument("--word-dropout", type=float, default=0.1, help="chance a training token becomes [UNK]")
     training.add_argument("--ema-decay", type=float, default=0.999, help="keep an EMA of the weights (0 = off)")
@@ -160,6 +167,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         args.weights = parse_weights(args.source_weights)
     except ValueError as error:
         parser.error(str(error))
+    if args.embedding_lr_scale <= 0:
+        parser.error(f"--embedding-lr-scale must be positive, not {args.embedding_lr_scale}")
     unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
         parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
@@ -253,13 +262,14 @@ def main(argv: list[str] | None = None) -> dict:
     mixture = build_mixture(train_sets, tokenizer, args.max_len)
     print(f"mixture: {mixture.counts()} examples after chunking", file=sys.stderr)
 
+    schedule = Schedule(args.epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay, args.embedding_lr_scale)
     encoder = build_model(args, vocab_size, args.seed).to(device)
     pretrain_history = []
     if args.pretrain_epochs:
         windows = [w for e in tokenizer.encode_batch(texts) for w in chunk(e.ids, args.max_len) if w]
-        schedule = Schedule(args.pretrain_epochs, args.pretrain_lr, args.weight_decay, args.warmup)
+        mlm = replace(schedule, epochs=args.pretrain_epochs, lr=args.pretrain_lr, ema_decay=0.0)
         pretrain_history = pretrain(
-            encoder, windows, args.pretrain_windows, args.batch_size, args.mask_rate, schedule, checkpoints, args.seed
+            encoder, windows, args.pretrain_windows, args.batch_size, args.mask_rate, mlm, checkpoints, args.seed
         )
     pretrained = {k: v for k, v in encoder.state_dict().items() if not k.startswith("classifier.")}
 
@@ -278,13 +288,12 @@ def main(argv: list[str] | None = None) -> dict:
     labelled = target_distributions(mixture.labels)  # (n, C): one-hot, or (0.5, 0.5) for no opinion
     targets, teachers = labelled, []
     if args.teachers:
-        teacher_schedule = Schedule(args.teacher_epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
+        teacher_schedule = replace(schedule, epochs=args.teacher_epochs)
         ensemble, teachers = teacher_targets(
             build, labelled, setup, args.teachers, score, teacher_schedule, checkpoints
         )
         targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
-    schedule = Schedule(args.epochs, args.lr, args.weight_decay, args.warmup, args.ema_decay)
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints)
 
     student.eval()

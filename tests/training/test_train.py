@@ -17,8 +17,9 @@ from conftest import SOURCES
 from transformer.loading import load_model
 from transformer.train import build_parser, main, parse_args
 from transformer.training.data import bucketed_batches, read_labelled
-from transformer.training.loop import Checkpoints
+from transformer.training.loop import Checkpoints, Schedule
 from transformer.training.mixture import read_dev_sets, read_test_sets
+from transformer.training.model_card import describe_recipe
 from transformer.training.scoring import accuracy, predicted_classes
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
@@ -243,16 +244,61 @@ def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_tr
     assert (setup.label_smoothing, setup.word_dropout, setup.batch_size, setup.seed) == (0.25, 0.05, 12, 0)
 
 
+def test_the_embedding_lr_scale_reaches_every_phases_schedule(toy_train_args, tmp_path, monkeypatch):
+    schedules = {}
+
+    def record(name: str, result=None):
+        """A stand-in for a phase that keeps its schedule, then returns ``result(*args)`` or stops the run."""
+
+        def phase(*args):
+            schedules[name] = next(arg for arg in args if isinstance(arg, Schedule))
+            if result is None:
+                raise Interrupted(name)
+            return result(*args)
+
+        return phase
+
+    monkeypatch.setattr("transformer.train.pretrain", record("pretrain", lambda *args: []))
+    monkeypatch.setattr("transformer.train.teacher_targets", record("teachers", lambda _, labels, *rest: (labels, [])))
+    monkeypatch.setattr("transformer.train.train_classifier", record("student"))
+    with pytest.raises(Interrupted):
+        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--embedding-lr-scale", "3"])
+    assert {name: schedule.embedding_lr_scale for name, schedule in schedules.items()} == {
+        "pretrain": 3.0, "teachers": 3.0, "student": 3.0
+    }  # fmt: skip
+    assert (schedules["pretrain"].lr, schedules["pretrain"].ema_decay, schedules["student"].lr) == (1e-3, 0.0, 3e-3)
+    assert (schedules["teachers"].epochs, schedules["student"].epochs) == (1, 3)
+
+
+@pytest.mark.parametrize("scale", ["0", "-2"])
+def test_a_non_positive_embedding_lr_scale_is_a_usage_error(scale, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args(["--embedding-lr-scale", scale])
+    assert exit_info.value.code == 2 and "--embedding-lr-scale" in capsys.readouterr().err
+
+
+def test_the_card_names_an_embedding_lr_scale_only_when_it_is_not_one(trained_toy_model_dir):
+    metrics = read_metrics(trained_toy_model_dir)
+    assert metrics["arguments"]["embedding_lr_scale"] == 1.0  # recorded like every flag
+    recipe = describe_recipe(metrics)
+    assert "embedding table" not in recipe
+    del metrics["arguments"]["embedding_lr_scale"]  # a metrics.json from before the flag
+    assert describe_recipe(metrics) == recipe
+    metrics["arguments"]["embedding_lr_scale"] = 11.0
+    assert "the token embedding table at 11 × the learning rate and weight decay / 11" in describe_recipe(metrics)
+
+
 def test_resume_refuses_a_changed_recipe(toy_train_args, tmp_path, monkeypatch):
     with monkeypatch.context() as patch:
         interrupt_after_saving(patch, "pretrain")
         with pytest.raises(Interrupted):
             main([*toy_train_args, "--output-dir", str(tmp_path / "m")])
     with pytest.raises(SystemExit) as exit_info:
-        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--resume", "--epochs", "4", "--lr", "0.02"])
+        changed = ["--epochs", "4", "--lr", "0.02", "--embedding-lr-scale", "2"]
+        main([*toy_train_args, "--output-dir", str(tmp_path / "m"), "--resume", *changed])
     message = str(exit_info.value.code)
     assert message.startswith("error: --resume:") and "\n" not in message
-    assert "epochs" in message and "lr" in message and "teachers" not in message
+    assert message.split("other settings: ")[1].split(", ") == ["embedding_lr_scale", "epochs", "lr"]
     assert (tmp_path / "checkpoints" / "pretrain.pt").exists()  # the refused resume left the state as it was
     assert not (tmp_path / "m").exists()
 

@@ -5,6 +5,7 @@ attention mask, word dropout writing another token than [UNK], an inverted EMA d
 does not restore the random state.
 """
 
+import copy
 import inspect
 import itertools
 import random
@@ -22,7 +23,7 @@ from transformer.tokenizer import PAD_ID, UNK_ID, pad_ids
 from transformer.training import loop
 from transformer.training.loop import Checkpoints, Phase, Schedule, adamw, fit, warmup_cosine
 from transformer.training.mixture import Mixture
-from transformer.training.objectives import classification_loss, drop_words
+from transformer.training.objectives import MaskedLanguageModel, classification_loss, drop_words
 from transformer.training.phases import ClassifierTraining, teacher_targets, train_classifier
 from transformer.training.scoring import window_probabilities
 
@@ -261,6 +262,29 @@ def test_a_resumed_fit_ends_exactly_like_an_uninterrupted_one(tmp_path):
     assert_same_weights(snapshot(second.model), snapshot(task.model), atol=0)
 
 
+def test_a_resumed_fit_keeps_the_embedding_tables_own_group(tmp_path, monkeypatch):
+    optimizers, real_adamw = [], loop.adamw
+    monkeypatch.setattr(loop, "adamw", lambda *args: optimizers.append(real_adamw(*args)) or optimizers[-1])
+    setup, schedule = classification_setup({}), Schedule(epochs=2, lr=1e-2, warmup=0.3, embedding_lr_scale=5.0)
+    one_hot = nn.functional.one_hot(torch.tensor(setup.mixture.labels), 2).float()
+
+    def run(checkpoints: Checkpoints) -> nn.Module:
+        model = tiny_model()
+        train_classifier("s", model, one_hot, setup, None, schedule, checkpoints)
+        return model
+
+    straight = run(Checkpoints(tmp_path / "straight"))
+    with pytest.raises(Interrupted):
+        run(InterruptedCheckpoints(tmp_path / "interrupted"))
+    resumed = run(Checkpoints(tmp_path / "interrupted"))
+
+    groups = [optimizer.state_dict()["param_groups"] for optimizer in (optimizers[0], optimizers[2])]
+    assert groups[0] == groups[1] and len(groups[0]) == 3
+    assert [group["initial_lr"] for group in groups[0]] == [1e-2, 1e-2, 5e-2]
+    assert groups[0][2]["params"] == [len(groups[0][0]["params"]) + len(groups[0][1]["params"])]  # the table alone
+    assert_same_weights(snapshot(resumed), snapshot(straight), atol=0)
+
+
 def test_checkpoints_round_trip_and_a_failed_save_keeps_the_previous_one(tmp_path, monkeypatch):
     checkpoints = Checkpoints(tmp_path / "state")
     assert checkpoints.load("phase") is None
@@ -298,6 +322,58 @@ def test_adamw_decays_matrices_only():
     not_decayed = {names[id(p)] for p in no_decay["params"]}
     assert not_decayed == set(names.values()) - decayed and "norm.weight" in not_decayed
     assert all(name.endswith(("bias", "norm.weight")) or ".norm" in name for name in not_decayed)
+
+
+def one_adamw_step(model: nn.Module, embedding_lr_scale: float, lr: float = 1e-2, weight_decay: float = 0.1) -> dict:
+    """How far one AdamW step on a fixed batch moves each parameter of ``model`` (itself left untouched)."""
+    model = copy.deepcopy(model)
+    before = snapshot(model)
+    optimizer = adamw(model, lr, weight_decay, embedding_lr_scale)
+    classification_loss(model, SEQUENCES, TARGETS, [0, 1, 2, 3], 0.0, 0.0).backward()
+    optimizer.step()
+    return {name: value - before[name] for name, value in snapshot(model).items()}
+
+
+def test_an_embedding_lr_scale_of_one_leaves_the_optimiser_as_it_was():
+    model = tiny_model()
+    default, one = adamw(model, 1e-3, 0.1), adamw(model, 1e-3, 0.1, embedding_lr_scale=1.0)
+    assert len(one.param_groups) == 2 and one.state_dict()["param_groups"] == default.state_dict()["param_groups"]
+    assert [group["lr"] for group in one.param_groups] == [1e-3, 1e-3]
+    assert [[id(p) for p in group["params"]] for group in one.param_groups] == [
+        [id(p) for p in group["params"]] for group in default.param_groups
+    ]
+
+
+@pytest.mark.parametrize("build", [tiny_model, lambda: MaskedLanguageModel(tiny_model())], ids=["classifier", "mlm"])
+def test_the_embedding_table_alone_gets_k_times_the_learning_rate_through_the_schedule(build):
+    model, k, lr = build(), 11.0, 1e-3
+    table = next(m.weight for m in model.modules() if isinstance(m, nn.Embedding))
+    decay, no_decay, embedding = adamw(model, lr, 0.1, embedding_lr_scale=k).param_groups
+    before_decay, before_no_decay = adamw(model, lr, 0.1).param_groups
+    assert len(embedding["params"]) == 1 and embedding["params"][0] is table  # the tied MLM table only once
+    assert [id(p) for p in decay["params"]] == [id(p) for p in before_decay["params"] if p is not table]
+    assert [id(p) for p in no_decay["params"]] == [id(p) for p in before_no_decay["params"]]
+    assert (decay["weight_decay"], no_decay["weight_decay"]) == (0.1, 0.0)
+    # The scheduler scales each group from its own peak, so the ratio holds at every step.
+    optimizer = adamw(model, lr, 0.1, embedding_lr_scale=k)
+    scheduler = warmup_cosine(optimizer, warmup_steps=3, total_steps=10)
+    for _ in range(10):
+        rates = [group["lr"] for group in optimizer.param_groups]
+        assert rates[0] == rates[1] and rates[2] == pytest.approx(k * rates[0]) and rates[0] > 0
+        optimizer.step()
+        scheduler.step()
+    assert rates[0] < lr / 2  # it did decay
+
+
+def test_a_scaled_table_steps_k_times_further_with_the_same_decay_per_step():
+    # AdamW's first step: p ← p − lr·wd·p − lr·u with |u| ≈ 1. At scale k only the table's u-term grows k times.
+    model, k, lr, weight_decay = tiny_model(), 4.0, 1e-2, 0.1
+    plain, scaled = one_adamw_step(model, 1.0, lr, weight_decay), one_adamw_step(model, k, lr, weight_decay)
+    decayed = -lr * weight_decay * model.embedding.weight.detach()
+    torch.testing.assert_close(scaled["embedding.weight"], decayed + k * (plain["embedding.weight"] - decayed))
+    assert (plain["embedding.weight"] - decayed).abs().max() > 1e-3  # the table did get a gradient step
+    for name in plain.keys() - {"embedding.weight"}:
+        assert torch.equal(scaled[name], plain[name]), name
 
 
 def test_warmup_cosine_rises_linearly_then_decays_to_zero():

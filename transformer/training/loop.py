@@ -31,6 +31,7 @@ class Schedule:
     weight_decay: float = 0.1
     warmup: float = 0.05  # fraction of the steps with linear warm-up
     ema_decay: float = 0.0  # 0 = no moving average
+    embedding_lr_scale: float = 1.0  # the token embedding table's peak learning rate, as a multiple of ``lr``
     clip: float = 1.0
 
 
@@ -79,18 +80,31 @@ class Checkpoints:
             shutil.rmtree(self.folder)
 
 
-def adamw(model: nn.Module, lr: float, weight_decay: float) -> torch.optim.AdamW:
-    """AdamW whose weight decay applies to matrices (embedding table included), not to biases or LayerNorm."""
-    decay = [p for p in model.parameters() if p.dim() >= 2]
+def adamw(model: nn.Module, lr: float, weight_decay: float, embedding_lr_scale: float = 1.0) -> torch.optim.AdamW:
+    """AdamW whose weight decay applies to matrices (embedding table included), not to biases or LayerNorm.
+
+    With ``embedding_lr_scale`` k ≠ 1 the embedding tables (every ``nn.Embedding``'s weight) form a third
+    group with learning rate k × ``lr`` and weight decay ``weight_decay`` / k: AdamW decays by lr × decay
+    per step, so the table's decay per step stays what it was, and only its gradient steps grow. At k = 1
+    the groups are the two above, so older checkpoints still load.
+    """
+    tables = set()
+    if embedding_lr_scale != 1:
+        tables = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    decay = [p for p in model.parameters() if p.dim() >= 2 and id(p) not in tables]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    if tables:
+        embeddings = [p for p in model.parameters() if id(p) in tables]
+        scaled = {"lr": lr * embedding_lr_scale, "weight_decay": weight_decay / embedding_lr_scale}
+        groups.append({"params": embeddings, **scaled})
     return torch.optim.AdamW(groups, lr=lr)
 
 
 def warmup_cosine(
     optimizer: torch.optim.Optimizer, warmup_steps: int, total_steps: int
 ) -> torch.optim.lr_scheduler.LambdaLR:
-    """Linear warm-up from 0 to the peak learning rate, then cosine decay to 0."""
+    """Linear warm-up from 0 to the peak learning rate, then cosine decay to 0 (each group from its own peak)."""
 
     def factor(step: int) -> float:
         if step < warmup_steps:
@@ -111,7 +125,7 @@ def fit(model: nn.Module, phase: Phase, schedule: Schedule, checkpoints: Checkpo
     """
     steps_per_epoch = len(phase.batches(1))
     total_steps = steps_per_epoch * schedule.epochs
-    optimizer = adamw(model, schedule.lr, schedule.weight_decay)
+    optimizer = adamw(model, schedule.lr, schedule.weight_decay, schedule.embedding_lr_scale)
     scheduler = warmup_cosine(optimizer, int(schedule.warmup * total_steps), total_steps)
     averaged = None
     if schedule.ema_decay:

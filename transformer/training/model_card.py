@@ -227,6 +227,9 @@ def describe_recipe(metrics: dict) -> str:
         f"linear warm-up ({a['warmup']:.0%}) and cosine decay, label smoothing {a['label_smoothing']}, "
         f"word dropout {a['word_dropout']} (tokens replaced by `[UNK]`)"
     )
+    scale = a.get("embedding_lr_scale", 1.0)  # older metrics.json files predate the flag
+    if scale != 1:
+        common += f", the token embedding table at {scale:g} × the learning rate and weight decay / {scale:g}"
     if a["ema_decay"]:
         common += f", weights averaged with an exponential moving average (decay {a['ema_decay']})"
     if a["teachers"]:
