@@ -13,9 +13,9 @@ import random
 from dataclasses import dataclass
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]  # transformer/explorer/corpus/data_folder.py
 DATA_DIR_VARIABLE = "SENTIMENT_DATA_DIR"
-DEFAULT_DATA_DIR = ROOT.parent / "shared" / "data"
+DEFAULT_DATA_DIR = REPOSITORY.parent / "shared" / "data"
 # The bundled dev sets: set name -> file under the data folder (TSV, gzipped or not, header "sentence|text<TAB>label").
 DEV_SETS = {
     "sst2": "sst2/glue_dev.tsv",
