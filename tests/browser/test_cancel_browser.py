@@ -68,9 +68,10 @@ def test_cancel_stops_the_attributions_as_the_tab_opens_and_its_controls_run_the
     assert line.inner_text().startswith("Cancelled.") and "\n" not in line.inner_text().strip()
     cancel.wait_for(state="hidden")
     bar.first.wait_for(state="detached")
+    time.sleep(10 * PASS_WAIT)  # the page's /cancel has reached the server: the "Cancelled." line does not wait for it
     at_end = len(passes)
     time.sleep(10 * PASS_WAIT)
-    assert at_end > 0 and len(passes) <= at_end + 1  # the server's job stopped, not only the page's bar
+    assert 0 < at_end == len(passes)  # the server's job stopped, not only the page's bar (its whole job: ~100 passes)
     assert not page.locator("#faithfulness-plot svg.main-svg").count()  # nothing drawn
     assert page.locator("#prediction").text_content() == prediction  # the page's own views as they were
     assert page.locator("#attention-heatmap svg.main-svg").count()
@@ -80,6 +81,6 @@ def test_cancel_stops_the_attributions_as_the_tab_opens_and_its_controls_run_the
     cancel.wait_for(state="visible")
     page.locator("#faithfulness-plot svg.main-svg").first.wait_for()
     cancel.wait_for(state="hidden")
-    assert len(passes) > at_end + 1 and not line.is_visible()  # run to its end; the "Cancelled." line cleared
-    assert "view=attributions" in page.url and "removal=delete" in page.url
+    assert len(passes) > at_end and not line.is_visible()  # run to its end; the "Cancelled." line cleared
+    page.wait_for_function("() => /view=attributions.*removal=delete/.test(location.search)")  # then the address
     context.close()
