@@ -433,6 +433,33 @@ def slow_atlas(app, tiny_data_dir, tmp_path, monkeypatch):
             yield url, passes
 
 
+PASS_WAIT = 0.1  # ``slow_passes``: seconds each model pass waits
+
+
+@pytest.fixture
+def slow_passes(app, monkeypatch):
+    """The app served with every pass of its model counted and ``PASS_WAIT`` s long, and each heavy method's passes one
+    row each (``batching.MEMORY_BUDGET_BYTES`` of 1 byte), so that an explanation's job (Integrated Gradients, head
+    importance, patching) runs tens of passes, each a point where a cancelled job stops, under a cap it fits in.
+    (URL, the passes run so far)."""
+    from transformer.explain import batching
+
+    passes = []
+
+    def slow(module, args):
+        passes.append(1)
+        time.sleep(PASS_WAIT)
+
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", 1)
+    monkeypatch.setattr(runner, "JOB_SECONDS", 600.0)
+    handle = app.get_model()[0].model.register_forward_pre_hook(slow)
+    try:
+        with serving_app(app) as url:
+            yield url, passes
+    finally:
+        handle.remove()
+
+
 def atlas_fn_index(app) -> int:
     """The Head atlas tab's computation: the queued event that runs its ``compute_and_show``."""
     return next(

@@ -13,6 +13,8 @@ from hub_checkpoints import hub_classifier
 from tiny import tiny_model
 
 from transformer.explain import batching, head_importance, heap, integrated_gradients, predict_with_knockout
+from transformer.explain.faithfulness import faithfulness
+from transformer.explain.patching import activation_patching
 from transformer.hub.adapter import HubClassifier
 from transformer.hub.families import FAMILIES
 
@@ -118,6 +120,34 @@ def test_integrated_gradients_in_passes_equal_one_point_at_a_time(monkeypatch, n
     torch.testing.assert_close(alone.attributions, whole.attributions, rtol=1e-5, atol=1e-6)
     assert alone.target_logit == pytest.approx(whole.target_logit, abs=1e-6)
     assert alone.completeness_error == pytest.approx(whole.completeness_error, abs=1e-5)
+
+
+def test_each_heavy_method_counts_its_passes_in_a_silent_progress_bar_named_for_it(monkeypatch):
+    """The explorer's page draws these bars (Gradio's ``track_tqdm``) while a job runs: one per method, a step per
+    pass (a thread's pass as it ends, for patching), printing nothing elsewhere."""
+    bars = []
+
+    def bar(items, desc, disable, **settings):
+        bars.append({"desc": desc, "length": len(items), "counted": 0, "silent": disable})
+        for item in items:
+            bars[-1]["counted"] += 1
+            yield item
+
+    monkeypatch.setattr(batching, "tqdm", bar)
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", 1)  # one row a pass
+    model, ids = MODELS["tutorial"](), sentence(9)
+    other = ids.clone()
+    other[0, 4] = 17  # (1, N): one word changed
+    seen = passes_seen(model)
+    integrated_gradients(model, ids, 0, steps=20)
+    ig_passes = len(seen)
+    head_importance(model, ids, target=1)
+    importance_passes = len(seen) - ig_passes
+    faithfulness(model, ids, 0, torch.rand(2, 9), ["a", "b"])
+    activation_patching(model, ids, other, threads=2)
+    assert [b["desc"] for b in bars] == ["Integrated Gradients", "head importance", "erasure", "patching"]
+    assert all(b["silent"] and b["length"] == b["counted"] > 1 for b in bars), bars
+    assert [b["length"] for b in bars[:2]] == [ig_passes, importance_passes]  # every pass, counted once
 
 
 def test_in_parallel_keeps_the_order_the_context_and_the_grad_modes_and_raises_the_first_error():

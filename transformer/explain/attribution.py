@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from ..interface import Classifier
-from .batching import passes_for
+from .batching import passes_for, progress
 from .run import check_sentence
 
 DEFAULT_IG_STEPS = 32
@@ -89,7 +89,7 @@ def _path_integral(
         (logits (P,), Σ_p weight_p · ∇f(point_p) (N, D)).
     """
     logits, weighted = [], torch.zeros_like(embeds)  # (N, D)
-    for points in passes_for(model, alphas.numel(), embeds.size(0), backward=True):
+    for points in progress(passes_for(model, alphas.numel(), embeds.size(0), backward=True), "Integrated Gradients"):
         with torch.no_grad():
             path = reference + alphas[points, None, None] * (embeds - reference)  # (K, N, D)
         pass_logits, gradients = _target_gradient(model, path, target)  # (K,), (K, N, D)

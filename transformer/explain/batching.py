@@ -11,17 +11,21 @@ run as 37 + 36, not 50 + 23).
 Passes that do not depend on each other (activation patching's) can run side by side (``in_parallel``) on the cores
 that torch's intra-op threads leave idle: the explorer sets one thread per request, so on a 2-core machine one
 patching job would otherwise hold one core while the other waits.
+
+Each method's passes go through ``progress``, a tqdm bar of its own that prints nothing: the explorer's page draws it
+as the job's progress bar (Gradio's ``track_tqdm``), where a real-size model's job takes seconds.
 """
 
 import contextvars
 import itertools
 import math
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import torch
+from tqdm import tqdm
 
 from . import heap
 
@@ -70,6 +74,12 @@ def passes_for(model, rows: int, tokens: int, backward: bool) -> list[slice]:
     return passes(rows, rows_per_pass(model, tokens, backward))
 
 
+def progress(items: Sequence[T], desc: str) -> Iterable[T]:
+    """``items``, a method's passes, through a tqdm bar named ``desc`` that prints nothing (``disable``): a page that
+    tracks tqdm (Gradio's ``gr.Progress(track_tqdm=True)``) still draws it, a pass at a time."""
+    return tqdm(items, desc=desc, unit="pass", leave=False, disable=True)
+
+
 def pass_threads(model) -> int:
     """How many passes of ``model`` may run at once: on a CPU, the cores divided by torch's intra-op threads (1 in
     the explorer, which sets one); on a GPU, 1, since its kernels already share one device."""
@@ -78,8 +88,9 @@ def pass_threads(model) -> int:
     return max(1, len(os.sched_getaffinity(0)) // torch.get_num_threads())
 
 
-def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
-    """Each call's result, in order, with up to ``threads`` calls running at once on threads of their own.
+def in_parallel(calls: Sequence[Callable[[], T]], threads: int, desc: str = "passes") -> list[T]:
+    """Each call's result, in order, with up to ``threads`` calls running at once on threads of their own, counted
+    by a ``progress`` bar named ``desc`` as they end.
 
     A call runs in a copy of the caller's context (a job's deadline goes with it) and with the caller's grad and
     inference modes, which are per thread in torch. The memory each call freed goes back to the system as it ends
@@ -88,7 +99,7 @@ def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
     started call has ended; calls not yet started are cancelled.
     """
     if threads <= 1 or len(calls) <= 1:
-        return [_freeing(call) for call in calls]
+        return [_freeing(call) for call in progress(calls, desc)]
     grad, inference = torch.is_grad_enabled(), torch.is_inference_mode_enabled()
 
     def in_modes(call: Callable[[], T]) -> T:
@@ -98,7 +109,7 @@ def in_parallel(calls: Sequence[Callable[[], T]], threads: int) -> list[T]:
     with ThreadPoolExecutor(max_workers=threads) as pool:
         futures = [pool.submit(contextvars.copy_context().run, in_modes, call) for call in calls]
         try:
-            return [future.result() for future in futures]
+            return [future.result() for future in progress(futures, desc)]
         except BaseException:
             pool.shutdown(cancel_futures=True)
             raise

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import torch
 
 from ..interface import Classifier
-from .batching import passes_for
+from .batching import passes_for, progress
 from .run import check_sentence
 
 PERCENTS = (10, 20, 30, 40, 50)  # ERASER's sizes up to half the sentence, as whole percentages
@@ -163,7 +163,7 @@ def target_probabilities(model, ids: torch.Tensor, mask: torch.Tensor, target: i
     rows, inverse = torch.unique(torch.cat([ids, mask], dim=1), dim=0, return_inverse=True)  # (U, 2N), (M,)
     n = ids.size(1)
     passes = passes_for(model, rows.size(0), n, backward=False)
-    logits = torch.cat([model(rows[p, :n], attention_mask=rows[p, n:]) for p in passes])  # (U, C)
+    logits = torch.cat([model(rows[p, :n], attention_mask=rows[p, n:]) for p in progress(passes, "erasure")])  # (U, C)
     return logits.softmax(dim=-1)[:, target][inverse]
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import torch
 
 from ..interface import Classifier
-from .batching import passes_for
+from .batching import passes_for, progress
 from .run import Prediction, check_sentence, predict
 
 
@@ -103,7 +103,9 @@ def head_importance(
     masks[torch.arange(base_rows, len(masks)), knocked] = 0.0
     masks = masks.view(-1, L, H).to(input_ids.device)  # (R, L, H)
     rows = passes_for(model, len(masks), input_ids.size(1), backward=False)
-    logits = [model(input_ids.expand(r.stop - r.start, -1), head_mask=masks[r]) for r in rows]  # each (K', C)
+    logits = [
+        model(input_ids.expand(r.stop - r.start, -1), head_mask=masks[r]) for r in progress(rows, "head importance")
+    ]  # each (K', C)
     probs = torch.cat(logits).softmax(dim=-1)  # (R, C)
     if every:
         base_probs = probs[0]

@@ -315,7 +315,9 @@ def activation_patching(
     most = max(1, min(row_tokens // n, batching.rows_per_pass(model, n, backward=False, budget=budget)))
     planned = _planned_passes(pieces, most, threads)
     calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
-    shares = [share(logits) for logits in batching.in_parallel(calls, threads)]  # each (P' + K',), positions first
+    shares = [
+        share(logits) for logits in batching.in_parallel(calls, threads, "patching")
+    ]  # each (P' + K',), positions first
     restored = torch.zeros(model.num_layers + 1, n, device=ids.device)  # (L + 1, N)
     heads = torch.zeros(model.num_layers, model.num_heads, device=ids.device)  # (L, H)
     for (stage, positions, by_head), done in zip(planned, shares, strict=True):

@@ -55,7 +55,9 @@ class Drawing:
     view as the tab's own draw's does, and the page writes the address after each (``events.PageParts``).
     ``cancel`` (a ``cancel_button`` the layout placed) is shown while one of the ``computes`` runs, and stops it; a
     compute's ``starts(*inputs)`` says whether a trigger starts it (None: each does), so that one that only skips
-    never shows the button.
+    never shows the button. A view whose own draw can run a job of many model passes (Integrated Gradients, head
+    importance, patching) sets ``starts`` on its own ``Drawing``, saying whether a draw with those inputs runs one
+    (not when it keeps that job's answer): its draws then get a progress bar, and ``cancel`` while they run one.
     """
 
     handler: Callable

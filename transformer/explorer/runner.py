@@ -230,9 +230,12 @@ def user_error(error: InputError, title: str = "Cannot read this text") -> gr.Er
 
 @contextlib.contextmanager
 def clear_errors(title: str = "Cannot draw this view"):
-    """Inside it, controls a view cannot use raise a clear ``gr.Error`` titled ``title``."""
+    """Inside it, controls a view cannot use raise a clear ``gr.Error`` titled ``title``; a cancelled job stays
+    ``JobCancelled`` (nobody reads its event's answer, and the page's events tell it from a failure)."""
     try:
         yield
+    except JobCancelled:
+        raise
     except InputError as error:
         raise user_error(error, title) from None
 
@@ -255,13 +258,13 @@ def kept_view(kept: tuple | None, build, result: Analysis, *, second: bool = Fal
     Redrawing a tab (another colour scale or query token, coming back to it) then calls no model. ``second``
     builds it with the second model; a tab keeps each model's view in a state of its own.
     """
-    key = kept_key(build, result, **controls)
+    key = kept_key(build, result.text, **controls)
     return kept if is_kept(kept, key) else (key, explain(build, result, second=second, **controls))
 
 
-def kept_key(build, result: Analysis, **controls) -> tuple:
-    """What a kept view is kept under: the function that built it, the analysis's text and the controls."""
-    return (build.__name__, result.text, controls)
+def kept_key(build, text: str, **controls) -> tuple:
+    """What a kept view is kept under: the function that built it, the analyzed text and the controls."""
+    return (build.__name__, text, controls)
 
 
 def is_kept(kept, key: tuple) -> bool:

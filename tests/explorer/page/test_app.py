@@ -94,7 +94,12 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
 
 # Off the queue, drawn from numbers their tab's queued draw kept; else left as they are.
 KEPT_ONLY = {"show_kept_step", "show_moved_step"}
-CANCELLING = {"show_cancel", "hide_cancel", "cancelled"}  # a computing tab's Cancel button: off the queue, no model
+CANCELLING = {
+    "show_cancel",
+    "show_cancel_on_open",
+    "hide_cancel",
+    "cancelled",
+}  # a Cancel button: off the queue, no model
 
 
 def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forward_calls):
@@ -177,16 +182,13 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [
-        fn
-        for fn in app.demo.fns.values()
-        if isinstance(fn.fn, functools.partial) and fn.fn.func.__name__ in ("draw_view", "open_view")
-    ]
+    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("draw_view", "open_view")]
+    assert {"attributions", "knockout", "patching"} <= {fn.fn.args[0] for fn in fns if fn.name == "open_view"}
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
         view_id = fn.fn.args[0]
-        if fn.fn.func.__name__ == "draw_view":  # the hidden redraw button: its inputs are the drawing's
+        if view_draw(fn) == "draw_view":  # the hidden redraw button: its inputs are the drawing's
             assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
         else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
             values = {block: view_id if block.elem_id == "current-view" else block.value for block in fn.inputs}
@@ -194,6 +196,14 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
     hidden = {view_id for view_id, shown in declared.items() if not shown}
     assert {"positional-encoding", "export", "errors", "word-order", "token-embeddings"} <= hidden
     assert not hidden & {"attention", "all-heads", "compare", "knockout", "rollout"}
+
+
+def view_draw(fn) -> str | None:
+    """The ``PageParts`` draw an event runs: its handler's, or for a long one (``long_job``) the draw it wraps."""
+    handler = fn.fn
+    if isinstance(handler, functools.partial) and handler.func.__name__ == "long_job":
+        handler = handler.args[1]
+    return handler.func.__name__ if isinstance(handler, functools.partial) else None
 
 
 def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):

@@ -1,15 +1,19 @@
 """Cancelling a long computation (issue 37), over HTTP as the page does it: Gradio's ``/cancel`` for a running Head
 atlas computation stops its thread at its next model pass (``launch.stop_on_cancel``, ``runner.stoppable``), frees its
 worker and the atlas's lock, keeps nothing, and the same computation then runs again to its end. The computation is
-``conftest.slow_atlas``'s, made long: ``SLOW_PASSES`` counted model passes, ``SLOW_WAIT`` s apart."""
+``conftest.slow_atlas``'s, made long: ``SLOW_PASSES`` counted model passes, ``SLOW_WAIT`` s apart. The per-sentence
+jobs of many passes (Integrated Gradients and erasure, head importance, patching) get a progress bar and a Cancel
+button of their own tab, shown only when a draw runs one; a cancelled one stops as the corpus computations do
+(``conftest.slow_passes``)."""
 
+import functools
 import threading
 import time
 
 import gradio as gr
 import httpx
 import pytest
-from conftest import SLOW_PASSES, SLOW_WAIT, atlas_fn_index
+from conftest import PASS_WAIT, SLOW_PASSES, SLOW_WAIT, atlas_fn_index
 from fuzz_helpers import QueueCaller, _sse_lines
 from gradio.context import LocalContext
 
@@ -17,6 +21,9 @@ from transformer.explorer import analysis, runner
 from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.page import launch as server
 from transformer.explorer.views import head_atlas
+
+HEAVY = {"attributions": "show_attributions", "knockout": "show_knockout", "patching": "show_patching"}
+PAIR = {"patch_a": "the plot was boring", "patch_b": "a plot was boring"}  # one token apart for every tokenizer here
 
 STOPPED_WITHIN = 3.0  # seconds from /cancel to its answer, on a loaded machine
 
@@ -100,8 +107,9 @@ def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
 
 
 def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
-    """An explanation's job for an event (``runner.run_view``: Integrated Gradients, head importance, patching...)
-    stops as the corpus computations do, at its next pass, once that event is cancelled."""
+    """An explanation's job for an event (``runner.explain``: Integrated Gradients, head importance, patching...)
+    stops as the corpus computations do, at its next pass, once that event is cancelled, and says so as
+    ``JobCancelled`` (not a ``gr.Error`` for the sender, which the page would take for a failure)."""
     result = runner.run_model("a wonderful film")
     passes, said, started = [], [], threading.Event()
 
@@ -115,7 +123,7 @@ def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
     def job():
         LocalContext.event_id.set("event-1")  # as Gradio sets it in an event's thread
         try:
-            runner.run_view(build, result)
+            runner.explain(build, result)
         except runner.JobCancelled as error:
             said.append(str(error))
 
@@ -142,3 +150,135 @@ def test_the_cancel_button_shows_only_for_a_computation_that_starts(app):
     assert parts.show_cancel("errors", computed, values | {needed: ""}) == {drawing.cancel: gr.skip()}
     atlas = parts.drawings["head-atlas"]
     assert parts.show_cancel("head-atlas", atlas.computes[0], {}) == {atlas.cancel: gr.update(visible=True)}
+
+
+def app_parts(app):
+    """The served page's ``events.PageParts``."""
+    return next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+
+def long_jobs(app, view: str) -> set[int]:
+    """The indices of ``view``'s events that run a long job (``PageParts.long_job``)."""
+    return {
+        index
+        for index, fn in app.demo.fns.items()
+        if isinstance(fn.fn, functools.partial) and fn.fn.func.__name__ == "long_job" and fn.fn.args[0] == view
+    }
+
+
+@pytest.mark.parametrize("view", HEAVY)
+def test_a_heavy_tabs_draws_have_a_progress_bar_and_its_cancel_button_cancels_each(app, view):
+    """Its tab's selection, its hidden redraw button and its controls each draw it as a long job, on the queue with a
+    progress bar, between its Cancel button shown (off the queue, when the draw runs a job) and hidden; the button's
+    click cancels every one. The page's own views (Prediction, Attention) draw as before, with no long job."""
+    fns, parts = app.demo.fns, app_parts(app)
+    long = long_jobs(app, view)
+    assert sorted(fns[i].name for i in long) == sorted(["open_view", "draw_view", HEAVY[view]])
+    assert all(fns[i].tracks_progress and fns[i].queue for i in long)
+    cancel = parts.drawings[view].cancel
+    (cancelling,) = [fn for fn in fns.values() if fn.cancels and (cancel._id, "click") in fn.targets]
+    assert set(cancelling.cancels) == long
+    for index in long:
+        shown = fns[fns[index].trigger_after]
+        assert shown.name in ("show_cancel", "show_cancel_on_open") and not shown.queue and shown.outputs == [cancel]
+        (hidden,) = [fn for fn in fns.values() if fn.trigger_after == index and fn.name == "hide_cancel"]
+        assert hidden.outputs == [cancel] and not hidden.queue
+    assert not long_jobs(app, "attention") and not long_jobs(app, "all-heads")
+    assert parts.drawings["attention"].cancel is None
+
+
+def drawn_again(drawing, values: dict) -> dict:
+    """``values`` with what ``drawing`` keeps after one draw from them (its ``gr.State``s)."""
+    drawn = drawing.draw(values)
+    return values | {block: drawn[block] for block in drawing.inputs if isinstance(block, gr.State) and block in drawn}
+
+
+@pytest.mark.parametrize(
+    ("view", "given", "new_job", "no_job"),
+    [
+        ("attributions", {}, {"baseline": "zero", "removal": "delete"}, {}),  # IG and erasure; erasure alone
+        ("knockout", {}, {}, {"heads_off": ["L1 H1"]}),  # a knockout from the kept ranking is one pass
+        ("patching", PAIR, {"patch_direction": "a_into_b"}, {"patch_b": " "}),  # a blank sentence runs nothing
+    ],
+)
+def test_a_heavy_tab_shows_its_cancel_button_only_when_its_draw_runs_a_job(app, result, view, given, new_job, no_job):
+    """A draw that runs a job of many passes shows the Cancel button; one from what the tab keeps, without a
+    sentence, or on the tab selected again (``open_view`` draws nothing) does not: no flash of it."""
+    parts = app_parts(app)
+    drawing = parts.drawings[view]
+
+    def shows(values: dict) -> bool:
+        return parts.show_cancel(view, drawing, values) == {drawing.cancel: gr.update(visible=True)}
+
+    values = {block: block.value for block in drawing.inputs} | {parts.page.result: result}
+    values |= {drawing.controls[name]: value for name, value in given.items()}
+    assert shows(values)
+    if parts.page.result in drawing.inputs:
+        assert not shows(values | {parts.page.result: None})
+    values = drawn_again(drawing, values)
+    assert not shows(values)
+    assert parts.show_cancel_on_open(view, values | {parts.current_view: "attention"}) == {drawing.cancel: gr.skip()}
+    opened = {parts.current_view: "attention", **{block: block.value for block in drawing.inputs}}
+    assert parts.show_cancel_on_open(view, opened | {parts.page.result: result}) == {
+        drawing.cancel: gr.update(visible=True)
+    }
+    assert parts.show_cancel_on_open(view, opened | {parts.current_view: view}) == {drawing.cancel: gr.skip()}
+    for name, value in no_job.items():
+        assert not shows(values | {drawing.controls[name]: value}), name
+    for name, value in new_job.items():
+        changed = values | {drawing.controls[name]: value}
+        assert shows(changed), name
+        values = drawn_again(drawing, changed)
+        assert not shows(values), name
+
+
+def test_cancelling_a_tab_says_so_and_keeps_it_on_screen(app):
+    """The Cancel button's click hides it and says "Cancelled." in one line; the tab is the page's current view, with
+    its colour controls as its opening would set them (a cancelled opening never said so)."""
+    parts = app_parts(app)
+    said = parts.cancelled("attributions")
+    assert said[parts.drawings["attributions"].cancel] == gr.update(visible=False)
+    line = said[parts.failures["attributions"]]
+    assert line["visible"] and line["value"].startswith(f"**{runner.CANCELLED}**") and "\n" not in line["value"]
+    assert said[parts.current_view] == "attributions" and said[parts.colour_controls] == gr.update(visible=False)
+
+
+def patching_fn_index(app) -> int:
+    """The Patching tab's control event: the long job that runs its ``show_patching``."""
+    return next(index for index in long_jobs(app, "patching") if app.demo.fns[index].name == "show_patching")
+
+
+@pytest.mark.served
+def test_cancel_stops_a_patching_job_frees_its_worker_and_it_runs_again(app, slow_passes):
+    """The Patching tab's job, cancelled through Gradio's /cancel while its passes run, stops at its next pass (one
+    per thread it runs on at most), frees its worker, and runs again to its end."""
+    url, passes = slow_passes
+    caller = QueueCaller(url, timeout=120)
+    index = patching_fn_index(app)
+    fn = app.demo.fns[index]
+    controls = {block: name for name, block in app_parts(app).drawings["patching"].controls.items()}
+    data = [PAIR.get(controls.get(block), block.value) for block in fn.inputs]
+    body = {"data": data, "fn_index": index, "session_hash": caller.session_hash, "event_data": None}
+    joined = caller.http.post(f"{caller.url}/gradio_api/queue/join", json=body)
+    joined.raise_for_status()
+    event_id = joined.json()["event_id"]
+    messages: list[str] = []
+    reader = read_messages(caller, messages)
+    wait_for(lambda: len(passes) >= 6, seconds=60)
+    cancel = {"session_hash": caller.session_hash, "fn_index": index, "event_id": event_id}
+    caller.http.post(f"{caller.url}/gradio_api/cancel", json=cancel).raise_for_status()
+    at_cancel = len(passes)
+    time.sleep(10 * PASS_WAIT)
+    assert len(passes) <= at_cancel + 2  # the passes under way (one per thread) when it came, then none
+    assert model_jobs_running(app) == 0 and not runner._stops
+    reader.join(timeout=10)
+    assert any(event_id in line and "process_completed" in line for line in messages)
+
+    bars = [line for line in messages if '"msg":"progress"' in line and '"desc":"patching"' in line]
+    assert bars, messages  # the page's progress bar: the patching's passes counted as they end
+
+    passes.clear()
+    again = caller.call(index, data)
+    assert again.success and "logit(" in again.data[0], again
+    assert len(passes) > at_cancel + 2  # the whole job: more passes than ran before the cancel
+    caller.close()

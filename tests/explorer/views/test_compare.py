@@ -82,9 +82,11 @@ def test_a_head_change_calls_neither_model(app, second, forward_calls):
     calls_b = []
     handle = second.model.register_forward_hook(lambda *_: calls_b.append(1))
     try:
+        assert compare.explains_both(result, 1, 1, "global", [], None)  # its Cancel button shows (Drawing.starts)
         *_, kept = compare.show_models(result, 1, 1, "global", [], None)
         before = (len(forward_calls), len(calls_b))
         assert before[0] > 0 and before[1] > 0
+        assert not compare.explains_both(result, 3, 2, "row", ["special"], kept)  # and for a head change, none
         *_, kept_again = compare.show_models(result, 3, 2, "row", ["special"], kept)
         assert (len(forward_calls), len(calls_b)) == before
         assert kept_again.analysis_b is kept.analysis_b
@@ -159,6 +161,7 @@ def test_the_page_lays_out_the_two_model_tab(app, second):
     demo = app.build_demo()
     ids = {block.elem_id for block in demo.blocks.values()}
     assert {"compare-text-a", "compare-text-b", "compare-attributions-a", "compare-attributions-b"} <= ids
+    assert "compare-cancel" in ids  # both models' attributions, a job of many passes, can be cancelled
     layer = next(block for block in demo.blocks.values() if getattr(block, "elem_id", None) == "compare-layer")
     assert [value for _, value in layer.choices] == [1, 2, 3]
 

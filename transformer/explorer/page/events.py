@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import functools
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import gradio as gr
+from gradio.events import Dependency
 
 from .. import runner
 from ..registry import GLOBAL_PARAMS, Drawing, Page, Registry
@@ -129,30 +130,41 @@ class PageParts:
             said = f"**This view could not be drawn** ({type(error).__name__}); the rest of the page is unaffected."
             return {output: gr.skip() for output in drawing.outputs} | {failure: gr.update(value=said, visible=True)}
 
-    def draw_computed(self, view: str, drawing: Drawing, values: dict, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008 (Gradio's progress idiom)
-        """``draw_part`` for one of ``view``'s ``computes``, stopped at its next model pass once its event is cancelled
+    def long_job(self, view: str, draw, values: dict, progress=gr.Progress(track_tqdm=True)) -> dict:  # noqa: B008 (Gradio's progress idiom)
+        """``draw(values)``, a draw of ``view`` that runs a long computation (one of its ``computes``, or its own draw
+        where it says when that starts one), stopped at its next model pass once its event is cancelled
         (``runner.stoppable``): Gradio reads ``progress`` in this signature and draws the computation's tqdm bars as
         the view's progress bar."""
         try:
             with runner.stoppable():
-                return self.draw_part(view, drawing, values)
+                return draw(values)
         except runner.JobCancelled:  # its event is over: nothing reads this answer
-            return {output: gr.skip() for output in [*drawing.outputs, self.failures[view]]}
+            return {}
 
     def show_cancel(self, view: str, drawing: Drawing, values: dict) -> dict:
-        """Before one of ``view``'s ``computes``: its Cancel button, shown when the trigger starts the computation."""
+        """Before a long draw of ``view`` (``drawing``, one of its ``computes`` or its own): its Cancel button, shown
+        when the trigger starts the computation (``Drawing.starts``)."""
         starts = drawing.starts is None or drawing.starts(*(values[c] for c in drawing.inputs))
         return {self.drawings[view].cancel: gr.update(visible=True) if starts else gr.skip()}
 
+    def show_cancel_on_open(self, view: str, values: dict) -> dict:
+        """``show_cancel`` for ``view``'s own draw as its tab is selected: not on the view already current, which
+        ``open_view`` does not draw."""
+        if view == values[self.current_view]:
+            return {self.drawings[view].cancel: gr.skip()}
+        return self.show_cancel(view, self.drawings[view], values)
+
     def hide_cancel(self, view: str) -> dict:
-        """After one of ``view``'s ``computes`` (done, failed or cancelled): its Cancel button hidden."""
+        """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden."""
         return {self.drawings[view].cancel: gr.update(visible=False)}
 
     def cancelled(self, view: str) -> dict:
         """The Cancel button pressed: it is hidden, and the view's line says so in one line (the computation's
-        controls are as they were, so it can be run again)."""
+        controls are as they were, so it can be run again). The button shows only on its tab, so the tab is on screen
+        even where a tab's opening was cancelled before ``open_view`` said so."""
         said = f"**{runner.CANCELLED}** Nothing was computed or kept; it runs again when you ask again."
-        return self.hide_cancel(view) | {self.failures[view]: gr.update(value=said, visible=True)}
+        shown = {self.failures[view]: gr.update(value=said, visible=True), self.current_view: view}
+        return self.hide_cancel(view) | shown | self.show_colour_controls(view)
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -244,55 +256,86 @@ def analyze(parts: PageParts) -> None:
 
 
 def view_events(parts: PageParts) -> None:
-    """Each view's own events: its tab selected, its hidden redraw button, its controls; then the address."""
+    """Each view's own events: its tab selected, its hidden redraw button, its controls, its quick redraws and long
+    computations; then the address."""
     for view, (tab, drawing) in parts.tabs.items():
         events = PRIVATE | {"queue": view not in parts.registry.main_views}
         names = GLOBAL_PARAMS + parts.registry.view_params.get(view, [])
+        jobs = LongJobs(parts, view)
         own_inputs = {parts.current_view, *drawing.inputs}
         own_outputs = [parts.current_view, parts.colour_controls, *parts.view_outputs(view)]
-        opened = tab.select(functools.partial(parts.open_view, view), own_inputs, own_outputs, **events)
+        on_open = named(parts.show_cancel_on_open, view)
+        opened = jobs.draw(tab.select, named(parts.open_view, view), own_inputs, own_outputs, events, on_open)
         opened.success(**write_address(parts, names))
-        redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
-        draw = functools.partial(parts.draw_view, view)
-        redraw_button.click(draw, set(drawing.inputs), parts.view_outputs(view), **events)
-        changed = list(drawing.redrawn)
-        if drawing.triggers:
-            on_control = functools.partial(parts.draw_view, view)
-            on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
-            changed.append(gr.on(drawing.triggers, on_control, set(drawing.inputs), parts.view_outputs(view), **events))
+        changed = [*drawing.redrawn, *own_draws(parts, view, jobs, events)]
         for redraw in drawing.redraws:  # from what the view kept, off the queue
             on_redraw = functools.partial(parts.draw_part, view, redraw)
             on_redraw.__name__ = redraw.handler.__name__
             outputs = [*redraw.outputs, parts.failures[view]]
             changed.append(gr.on(redraw.triggers, on_redraw, set(redraw.inputs), outputs, **PRIVATE, queue=False))
-        changed += computations(parts, view, drawing)
+        once = PRIVATE | {"trigger_mode": "once"}  # never a second run queued behind a long one
+        for computed in drawing.computes:
+            on_compute = functools.partial(parts.draw_part, view, computed)
+            on_compute.__name__ = computed.handler.__name__
+            outputs, on_show = [*computed.outputs, parts.failures[view]], named(parts.show_cancel, view, computed)
+            changed.append(jobs.long(computed.triggers, on_compute, set(computed.inputs), outputs, once, on_show))
+        jobs.cancel_on_click()
         for event in changed:
             event.success(**write_address(parts, names))
 
 
-def computations(parts: PageParts, view: str, drawing: Drawing) -> list:
-    """``view``'s long ``computes``, each on the queue with a progress bar, never a second run queued behind a long
-    one. With a Cancel button (``Drawing.cancel``), it is shown first, off the queue, when the trigger starts one,
-    hidden after, and its click cancels them (Gradio's ``cancels``; ``launch.stop_on_cancel`` stops the job's
-    thread) and says so. Returns the computations' events."""
-    once = PRIVATE | {"trigger_mode": "once"}
-    cancel, events = drawing.cancel, []
-    for computed in drawing.computes:
-        on_compute = functools.partial(parts.draw_computed, view, computed)
-        on_compute.__name__ = computed.handler.__name__
-        inputs, outputs = set(computed.inputs), [*computed.outputs, parts.failures[view]]
+def own_draws(parts: PageParts, view: str, jobs: LongJobs, events: dict) -> list:
+    """``view``'s draw by its hidden redraw button (``page.js``'s ``redrawView``) and by its controls' triggers, as
+    ``jobs.draw`` wires them; returns their events."""
+    drawing = parts.drawings[view]
+    redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
+    inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
+    drawn = [jobs.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)]
+    if drawing.triggers:
+        on_control = functools.partial(parts.draw_view, view)
+        on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
+        drawn.append(jobs.draw(drawing.triggers, on_control, inputs, outputs, events, on_show))
+    return drawn
+
+
+@dataclass
+class LongJobs:
+    """``view``'s long computations (its ``computes``, and its own draw where it says when that starts one:
+    ``Drawing.starts``), each on the queue with a progress bar (``PageParts.long_job``). With a Cancel button
+    (``Drawing.cancel``), it is shown first, off the queue, when the trigger starts one, hidden after, and its click
+    cancels them (Gradio's ``cancels``; ``launch.stop_on_cancel`` stops the job's thread) and says so."""
+
+    parts: PageParts
+    view: str
+    events: list = field(default_factory=list)  # what the Cancel button cancels
+
+    def draw(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
+        """The view's own ``draw`` on ``triggers``: ``long`` where the view says when it starts a computation,
+        else a plain event."""
+        if self.parts.drawings[self.view].starts is None:
+            return gr.on(triggers, draw, inputs, outputs, **settings)
+        return self.long(triggers, draw, inputs, outputs, settings, show)
+
+    def long(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
+        """``draw`` on ``triggers``, a long computation; ``show`` says whether a trigger starts it (``show_cancel``)."""
+        job = functools.partial(self.parts.long_job, self.view, draw)
+        job.__name__ = draw.__name__
+        cancel = self.parts.drawings[self.view].cancel
         if cancel is None:
-            events.append(gr.on(computed.triggers, on_compute, inputs, outputs, **once))
-            continue
-        shown = gr.on(
-            computed.triggers, named(parts.show_cancel, view, computed), inputs, [cancel], **once, queue=False
-        )
-        events.append(shown.then(on_compute, inputs, outputs, **once))
-        events[-1].then(named(parts.hide_cancel, view), None, [cancel], **PRIVATE, queue=False)
-    if cancel is not None:
-        outputs = [cancel, parts.failures[view]]
-        cancel.click(named(parts.cancelled, view), None, outputs, cancels=events, **PRIVATE, queue=False)
-    return events
+            return gr.on(triggers, job, inputs, outputs, **settings)
+        shown = gr.on(triggers, show, inputs, [cancel], **settings | {"queue": False})
+        self.events.append(shown.then(job, inputs, outputs, **settings))
+        self.events[-1].then(named(self.parts.hide_cancel, self.view), None, [cancel], **PRIVATE, queue=False)
+        return self.events[-1]
+
+    def cancel_on_click(self) -> None:
+        """The Cancel button's click: it cancels the long computations' events and says so (``cancelled``)."""
+        cancel = self.parts.drawings[self.view].cancel
+        if cancel is None:
+            return
+        parts = self.parts
+        outputs = [cancel, parts.failures[self.view], parts.current_view, parts.colour_controls]
+        cancel.click(named(parts.cancelled, self.view), None, outputs, cancels=self.events, **PRIVATE, queue=False)
 
 
 def named(method, *args) -> functools.partial:

@@ -87,7 +87,12 @@
     function writeAddress(values, names, redraw = []) {
         if (!explorer.addressRead) return;
         const view = setAddress(values, names);
-        if (redraw.includes(view)) document.getElementById(explorerConfig.redrawId + view)?.click();
+        if (redraw.includes(view)) redrawView(values, view);
+    }
+
+    // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
+    function redrawView(values, view) {
+        document.getElementById(explorerConfig.redrawId + view)?.click();
     }
 
     // The page load's last step: the address is read, so from now on views write it; its view's tab is selected (the
@@ -208,6 +213,7 @@
         reanalyzeTyped,
         copyLink,
         writeAddress,
+        redrawView,
         openAddressView,
         onScreenView,
         openText,

@@ -26,7 +26,7 @@ from ..drawing.erasure import corpus_table, faithfulness_figure, faithfulness_ht
 from ..drawing.figures import escape, heatmap
 from ..drawing.token_spans import text_pieces
 from ..inputs import PREDICTED, choice, class_index, number, shown, whole_number
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, cancel_button
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
 SLIDER_TOKENS = 128  # the page's steps slider starts at the default for a sentence this long (or max_len)
@@ -264,7 +264,7 @@ def show_attributions(
     with runner.clear_errors():
         removal = check_removal(removal)
     controls = dict(target=target, steps=steps, baseline=baseline)
-    key = runner.kept_key(attribution_tab, result, **controls)
+    key = runner.kept_key(attribution_tab, result.text, **controls)
     if not runner.is_kept(kept, key):
         kept = (key, runner.explain(attribution_tab, result, **controls, removal=removal))
     elif removal not in kept[1].faithfulness:
@@ -274,6 +274,17 @@ def show_attributions(
     summary = faithfulness_html(found, most_faithful(found), label) + corpus_table(found, CORPUS.current())
     faithful = (summary, faithfulness_figure(found, label))
     return (*attribution_panel(tab.attributions), *faithful, kept)
+
+
+def computes(
+    result: Analysis | None, target: str, steps: int, baseline: str, kept: tuple | None, removal: str = "pad"
+) -> bool:
+    """Whether ``show_attributions`` runs a job (``Drawing.starts``): Integrated Gradients and erasure for controls it
+    keeps nothing for, erasure for a removal mode not drawn yet; nothing when the tab keeps both."""
+    if result is None:
+        return False
+    key = runner.kept_key(attribution_tab, result.text, target=target, steps=steps, baseline=baseline)
+    return not runner.is_kept(kept, key) or removal not in kept[1].faithfulness
 
 
 def attributions(text: str, target: str = PREDICTED, steps: int | None = None, baseline: str = "pad") -> dict:
@@ -354,6 +365,7 @@ def layout(page: Page) -> Drawing:
             label="Faithfulness: a removed token is",
             elem_id="faithfulness-removal",
         )
+    cancel = cancel_button("attributions")
     outputs = [
         gr.HTML(elem_id="attribution-summary"),
         gr.HTML(label="Gradient × input", elem_id="gradient-x-input"),
@@ -370,6 +382,8 @@ def layout(page: Page) -> Drawing:
         outputs,
         [target.input, steps.input, baseline.input, removal.input],  # input: Enter, arrow keys, drags (always last)
         {"target": target, "steps": steps, "baseline": baseline, "removal": removal},
+        cancel=cancel,
+        starts=computes,
     )
 
 

@@ -25,7 +25,7 @@ from ..drawing.figures import attention_heatmap
 from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import choice, layer_head, numbers, page_numbers
 from ..jsonable import to_jsonable
-from ..registry import Drawing, Page, Reading, View, head_choices, layer_choices, read_text
+from ..registry import Drawing, Page, Reading, View, cancel_button, head_choices, layer_choices, read_text
 from ..two_models import attributions_of, models_panel, models_view
 
 EXAMPLE = "The film was not a quiet, funny or charming surprise."
@@ -239,6 +239,15 @@ def show_models(result: Analysis | None, layer: int, head: int, scale: str, leav
     return (*models_panel(view, scale, leave_out), kept)
 
 
+def explains_both(result: Analysis | None, layer, head, scale, leave_out, kept: KeptModels | None) -> bool:
+    """Whether ``show_models`` runs the two models' attributions (``Drawing.starts``): once per sentence."""
+    if result is None:
+        return False
+    if not isinstance(kept, KeptModels) or kept.analysis_b.text != result.text:
+        return True
+    return not runner.is_kept(kept.attributions_a, runner.kept_key(attributions_of, result.text))
+
+
 def compare_models(text: str, layer: int = 1, head: int = 1) -> dict:
     """One text through the explorer's model (A) and the second model (B, set by MODEL_ID_B): both predictions,
     the same head in each model that has it, and each model's attributions for the class it predicts. Each
@@ -296,6 +305,7 @@ def models_layout(page: Page) -> Drawing:
         text = gr.Textbox(visible=False, elem_id="compare-text")  # holds the address's second sentence, unused here
         layer = gr.Radio([(str(i), i) for i in numbers(layers)], value=1, label="Layer", elem_id="compare-layer")
         head = gr.Radio([(str(i), i) for i in numbers(heads)], value=1, label="Head", elem_id="compare-head")
+    cancel = cancel_button("compare")
     prediction_a, prediction_b, summary, heatmap_a, heatmap_b = predictions_and_heads("Model")
     with gr.Row():
         text_a = gr.HTML(elem_id="compare-text-a", elem_classes="explain-html")
@@ -311,6 +321,8 @@ def models_layout(page: Page) -> Drawing:
         outputs,
         [layer.input, head.input],
         {"compare": text, "compare_layer": layer, "compare_head": head},
+        cancel=cancel,
+        starts=explains_both,
     )
 
 

@@ -25,7 +25,7 @@ from ..drawing.figures import attention_grid, heads_heatmap
 from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import choices, head_label, head_labels, parse_heads
 from ..jsonable import to_jsonable
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, cancel_button
 
 
 @dataclass(frozen=True)
@@ -138,6 +138,14 @@ def show_knockout(
     return (*knockout_panel(kept[1], scale, leave_out), importance, kept, kept_importance)
 
 
+def ranks_heads(
+    result: Analysis | None, heads_off, scale: str, leave_out, kept: tuple | None, kept_importance: tuple | None
+) -> bool:
+    """Whether ``show_knockout`` ranks the heads (``Drawing.starts``), once per sentence: a knockout alone is one
+    pass."""
+    return result is not None and not runner.is_kept(kept_importance, runner.kept_key(importance_view, result.text))
+
+
 def knockout(
     text: str,
     heads_off: list[str] | None = None,
@@ -200,6 +208,7 @@ def layout(page: Page) -> Drawing:
         label="Heads switched off (L = layer, H = head)",
         elem_id="heads-off",
     )
+    cancel = cancel_button("knockout")
     with gr.Row():
         prediction = gr.Label(label="Prediction with the knockout", elem_id="knockout-prediction")
         summary = gr.HTML(elem_id="knockout-summary", elem_classes="explain-html")
@@ -212,6 +221,8 @@ def layout(page: Page) -> Drawing:
         [prediction, summary, grid, importance, kept, kept_importance],
         [heads_off.input],
         {"heads_off": heads_off},
+        cancel=cancel,
+        starts=ranks_heads,
     )
 
 

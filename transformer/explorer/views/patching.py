@@ -21,7 +21,8 @@ from ..analysis import Analysis, EmptyInputError, InputError, analyze, sentence_
 from ..drawing.markup import table
 from ..drawing.patching import heads_figure, readout_figure, restored_figure
 from ..inputs import choice, shown
-from ..registry import Drawing, Page, View, read_text
+from ..page import scripts
+from ..registry import Drawing, Page, View, cancel_button, read_text
 
 EXAMPLES = {  # each pair the same length for the bundled model's tokenizer, and each flips its prediction
     "a word swapped": ("The film was good.", "The film was bad."),
@@ -166,6 +167,13 @@ def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) 
     )
 
 
+def patches(text_a: str, text_b: str, direction: str, kept: tuple | None) -> bool:
+    """Whether ``show_patching`` runs the patching (``Drawing.starts``): for two typed sentences it keeps none for."""
+    if not (isinstance(text_a, str) and text_a.strip() and isinstance(text_b, str) and text_b.strip()):
+        return False
+    return not runner.is_kept(kept, runner.kept_key(patching_view, text_a, text_b=text_b, direction=direction))
+
+
 def patching(text_a: str, text_b: str, direction: str = "b_into_a") -> dict:
     """Activation patching between two texts of the same number of tokens: rerun one with one residual vector (one
     stage, one position), or one head's output (every position), taken from the other, and measure the share of
@@ -221,6 +229,7 @@ def layout(page: Page) -> Drawing:
         example = gr.Dropdown(list(EXAMPLES), value=None, label="Example pair", elem_id="patching-example")
         direction = gr.Radio(DIRECTION_CHOICES, value="b_into_a", label="Patch", elem_id="patching-direction")
         button = gr.Button("Patch", elem_id="patching-button")
+    cancel = cancel_button("patching")
     about = gr.HTML(elem_id="patching-summary", elem_classes="explain-html")
     stages = gr.Plot(label="Stages × positions", elem_id="patching-stages")
     with gr.Row():
@@ -228,22 +237,24 @@ def layout(page: Page) -> Drawing:
         readout = gr.Plot(label="Class after every layer", elem_id="patching-readout")
     kept = gr.State()
     inputs, outputs = [text_a, text_b, direction, kept], [about, stages, heads, readout, kept]
-    private = {"api_visibility": "private"}
-    # ``select``, not ``input``: a dropdown sends ``input`` each time it loses focus too, with no pair chosen
-    picked = example.select(example_pair, example, [text_a, text_b], **private)
-    drawn = picked.then(show_patching, inputs, outputs, **private)
+    # ``select``, not ``input``: a dropdown sends ``input`` each time it loses focus too, with no pair chosen. The pair
+    # is drawn by the tab's hidden redraw button: the page's event, with the Cancel button, and the address after
+    picked = example.select(example_pair, example, [text_a, text_b], api_visibility="private")
+    picked.then(None, js=scripts.call("redrawView", VIEW_ID))
     return Drawing(
         show_patching,
         inputs,
         outputs,
         [button.click, text_a.submit, text_b.submit, direction.input],
         {"patch_a": text_a, "patch_b": text_b, "patch_direction": direction},
-        [drawn],
+        cancel=cancel,
+        starts=patches,
     )
 
 
+VIEW_ID = "patching"
 VIEW = View(
-    "patching",
+    VIEW_ID,
     "Patching",
     layout,
     params={

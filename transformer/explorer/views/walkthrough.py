@@ -404,7 +404,7 @@ def show_step(result: Analysis | None, step: int, layer: int, head: int, kept: t
 
 def _kept_pass(result: Analysis | None, kept: tuple | None) -> WalkView | None:
     """The kept pass of this analysis, or None (the tab's draw, after each analysis, makes one)."""
-    if result is None or not runner.is_kept(kept, runner.kept_key(walkthrough_view, result)):
+    if result is None or not runner.is_kept(kept, runner.kept_key(walkthrough_view, result.text)):
         return None
     return kept[1]
 
