@@ -173,7 +173,7 @@ def test_in_parallel_keeps_the_order_the_context_and_the_grad_modes_and_raises_t
 
 
 @pytest.mark.parametrize("threads", [1, 2])
-def test_in_parallel_hands_back_what_each_pass_freed_before_that_thread_runs_the_next(monkeypatch, threads):
+def test_in_parallel_hands_back_what_the_caller_and_each_pass_freed_before_the_next_pass(monkeypatch, threads):
     events = []  # (what, the thread it ran on)
     monkeypatch.setattr(heap, "MALLOC_TRIM", lambda pad: events.append(("trim", threading.get_ident())))
 
@@ -185,9 +185,11 @@ def test_in_parallel_hands_back_what_each_pass_freed_before_that_thread_runs_the
 
     with pytest.raises(ValueError):
         batching.in_parallel([functools.partial(one_pass, i) for i in range(4)], threads)
-    assert len(events) == 8  # every pass, the failed one too, then its trim
-    for thread in {at for _, at in events}:
-        on_thread = [what for what, at in events if at == thread]  # pass, trim, pass, trim, ...
+    assert events[0] == ("trim", threading.get_ident())  # the caller's, before any pass
+    passes = events[1:]
+    assert len(passes) == 8  # every pass, the failed one too, then its trim
+    for thread in {at for _, at in passes}:
+        on_thread = [what for what, at in passes if at == thread]  # pass, trim, pass, trim, ...
         assert on_thread[1::2] == ["trim"] * (len(on_thread) // 2) and "trim" not in on_thread[::2]
 
 

@@ -4,6 +4,7 @@ RoBERTa through the same model interface (``stage_modules``, ``attention_project
 
 import math
 import threading
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -12,7 +13,14 @@ from tiny import tiny_model
 from transformer.explain import batching
 from transformer.explain.attention_norms import attention_norms
 from transformer.explain.layer_readout import layer_readout
-from transformer.explain.patching import activation_patching, activations, patched_logits
+from transformer.explain.patching import (
+    ROW_TOKENS,
+    activation_patching,
+    activations,
+    pass_rows,
+    patched_logits,
+    planned_passes,
+)
 from transformer.loading import load_model
 
 A = torch.tensor([[5, 9, 13, 21, 30, 7]])  # (1, N)
@@ -133,6 +141,21 @@ def test_passes_running_at_once_share_the_memory_budget(monkeypatch):
     monkeypatch.setattr(batching, "rows_per_pass", lambda *_, budget, **__: budgets.append(budget) or 64)
     activation_patching(tiny_model(seed=1), A, B, threads=4)
     assert budgets == [batching.MEMORY_BUDGET_BYTES // 4]
+
+
+@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("tokens", [25, 128, 512])
+def test_the_passes_at_once_hold_at_most_the_memory_budget_however_many_the_grid_has(tokens, threads):
+    shapes = SimpleNamespace(num_layers=6, num_heads=12, d_model=768)  # DistilBERT-base, as ``row_bytes`` reads it
+    layers, heads = shapes.num_layers, torch.arange(shapes.num_heads)
+    every = [(torch.arange(tokens), heads)] * layers + [(torch.arange(tokens), heads[:0])]  # nothing shared
+    planned = planned_passes(every, pass_rows(shapes, tokens, ROW_TOKENS, threads), threads)
+    rows = [len(positions) + len(by_head) for _, positions, by_head in planned]
+    assert sum(rows) == (layers + 1) * tokens + layers * shapes.num_heads  # each patch in one pass
+    held = threads * max(rows) * batching.row_bytes(shapes, tokens, backward=False)  # the largest passes at once
+    assert held <= batching.MEMORY_BUDGET_BYTES
+    if tokens == 512:  # hundreds of passes: what they hold at once does not depend on how many there are
+        assert len(planned) > 100 and held > batching.MEMORY_BUDGET_BYTES // 2  # and the budget is used
 
 
 def test_passes_on_several_threads_give_the_one_thread_grid_and_share_every_stage():

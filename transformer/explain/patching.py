@@ -236,7 +236,7 @@ def _pieces(source: Activations, dest: Activations, stage: int) -> tuple[torch.T
     return positions, _changed(*(run.contexts[stage].transpose(0, 1) for run in (source, dest)))  # (K,)
 
 
-def _planned_passes(pieces: list[tuple[torch.Tensor, torch.Tensor]], most: int, threads: int) -> list[tuple]:
+def planned_passes(pieces: list[tuple[torch.Tensor, torch.Tensor]], most: int, threads: int) -> list[tuple]:
     """Every stage's patches (its positions, then its heads) cut into passes of at most ``most`` rows, and into at
     least ``threads`` passes where the stage has that many rows, so the threads share each stage's work evenly.
     Returns (stage, positions, heads) per pass, the costliest stages (the earliest) first."""
@@ -248,6 +248,14 @@ def _planned_passes(pieces: list[tuple[torch.Tensor, torch.Tensor]], most: int, 
                 (stage, positions[part.start : part.stop], heads[max(0, part.start - p) : max(0, part.stop - p)])
             )
     return planned
+
+
+def pass_rows(model, tokens: int, row_tokens: int, threads: int) -> int:
+    """The most rows one pass may hold: within ``row_tokens`` and within its thread's share of the activation memory
+    budget, so ``threads`` passes at once hold at most ``batching.MEMORY_BUDGET_BYTES`` by ``row_bytes``' estimate
+    (a DistilBERT-base's 4-row pass at 512 tokens held 150–180 MB of its 216), however many passes the grid has."""
+    budget = batching.MEMORY_BUDGET_BYTES // threads
+    return max(1, min(row_tokens // tokens, batching.rows_per_pass(model, tokens, backward=False, budget=budget)))
 
 
 def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[int, int]:
@@ -310,10 +318,8 @@ def activation_patching(
 
     pieces = [_pieces(source, dest, stage) for stage in range(model.num_layers + 1)]
     threads = batching.pass_threads(model) if threads is None else threads
-    n = ids.size(1)  # rows per pass: within row_tokens and, shared by the threads, the activation memory budget
-    budget = batching.MEMORY_BUDGET_BYTES // threads
-    most = max(1, min(row_tokens // n, batching.rows_per_pass(model, n, backward=False, budget=budget)))
-    planned = _planned_passes(pieces, most, threads)
+    n = ids.size(1)
+    planned = planned_passes(pieces, pass_rows(model, n, row_tokens, threads), threads)
     calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
     shares = [
         share(logits) for logits in batching.in_parallel(calls, threads, "patching")

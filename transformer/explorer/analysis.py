@@ -123,6 +123,20 @@ def check_text(text: str | None) -> str:
     return text
 
 
+def read_tokens(model: torch.nn.Module, tokenizer, text: str | None) -> tuple:
+    """``text`` tokenized without running the model: (its ``tokenizers.Encoding``, N: how many of its tokens the
+    model reads), with ``analyze``'s errors.
+
+    Raises:
+        EmptyInputError: blank text, or no token found in it.
+        InputTooLongError: more than ``MAX_INPUT_CHARS`` characters.
+    """
+    encoding = tokenizer.encode(check_text(text))
+    if not encoding.ids:
+        raise EmptyInputError("The tokenizer found no token in this text. Type a sentence with some words in it.")
+    return encoding, min(len(encoding.ids), model.max_len)
+
+
 def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
     """Tokenize ``text`` once, truncate it to ``model.max_len`` and run the model once.
 
@@ -136,11 +150,8 @@ def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
         InputTooLongError: more than ``MAX_INPUT_CHARS`` characters.
     """
     text = check_text(text)
-    encoding = tokenizer.encode(text)
+    encoding, n = read_tokens(model, tokenizer, text)
     total = len(encoding.ids)
-    if total == 0:
-        raise EmptyInputError("The tokenizer found no token in this text. Type a sentence with some words in it.")
-    n = min(total, model.max_len)
     device = next(model.parameters()).device
     input_ids = torch.tensor([encoding.ids[:n]], device=device)  # (1, N)
     with torch.inference_mode(), value_norms_of_run(model) as value_norms:

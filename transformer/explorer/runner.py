@@ -213,9 +213,11 @@ def run_model(text: str | None, *, second: bool = False) -> Analysis:
 def run_view(build, result: Analysis, *, second: bool = False, **controls):
     """Compute an explanation view, ``build(model, tokenizer, result, **controls)`` from a view module, with the
     explorer's model (``second``: the one beside it, which ``result`` must come from); stopped with ``JobTooLong``
-    at its first model pass after ``JOB_SECONDS``. The memory its passes freed goes back to the system as it ends
-    (``heap``): a big model's job would otherwise leave hundreds of MB resident under the next job's peak."""
+    at its first model pass after ``JOB_SECONDS``. Freed memory goes back to the system before it starts and as it
+    ends (``heap``): a big model's job, or what ran before it outside a view job (its own analysis, ``/predict``, the
+    behaviour suite), would otherwise leave hundreds of MB resident under its peak."""
     loaded = loaded_model(second)
+    heap.return_freed_memory()
     try:
         with job_deadline():
             return build(loaded.model, loaded.tokenizer, result, **controls)

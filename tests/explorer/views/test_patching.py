@@ -185,3 +185,17 @@ def test_a_deep_link_draws_the_patching_tab_and_the_weighting_in_chromium(browse
         page.wait_for_function(norms_of, arg="wonderful")
     finally:
         context.close()
+
+
+def test_b_is_read_without_its_attentions_which_would_sit_under_the_grid(served):
+    result_a = analysis.analyze(served.model, served.tokenizer, A)
+    asked = []  # output_attentions of every forward the view runs
+    handle = served.model.register_forward_pre_hook(
+        lambda module, args, kwargs: asked.append(kwargs.get("output_attentions", False)), with_kwargs=True
+    )
+    try:
+        view = patching.patching_view(served.model, served.tokenizer, result_a, text_b=B)
+    finally:
+        handle.remove()
+    assert asked and not any(asked)  # the grid's and the readouts' runs, none returning weights
+    assert view.source_tokens == served.tokenizer.encode(B).tokens and view.tokens == result_a.tokens

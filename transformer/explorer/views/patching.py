@@ -17,7 +17,7 @@ import torch
 from ...explain.layer_readout import layer_readout as readout_logits
 from ...explain.patching import DIRECTIONS, activation_patching
 from .. import runner
-from ..analysis import Analysis, EmptyInputError, InputError, analyze, sentence_ids
+from ..analysis import Analysis, EmptyInputError, InputError, read_tokens, sentence_ids
 from ..drawing.markup import table
 from ..drawing.patching import heads_figure, readout_figure, restored_figure
 from ..inputs import choice, shown
@@ -91,15 +91,17 @@ def patching_view(model, tokenizer, result: Analysis, text_b: str = "", directio
     """Patch B into A (or A into B) at every stage, position and head; A is ``result``, B is read here."""
     if direction not in DIRECTIONS:
         raise InputError(f"The direction is one of {', '.join(DIRECTIONS)}; got {shown(direction)}.")
-    result_b = analyze(model, tokenizer, text_b)
-    if len(result.tokens) != len(result_b.tokens):
-        raise InputError(length_message(result.tokens, result_b.tokens))
-    ids_a, ids_b = sentence_ids(model, result), sentence_ids(model, result_b)
+    encoding_b, n_b = read_tokens(model, tokenizer, text_b)  # B's tokens only: its attentions would sit under the grid
+    tokens_b = list(encoding_b.tokens[:n_b])
+    if len(result.tokens) != n_b:
+        raise InputError(length_message(result.tokens, tokens_b))
+    ids_a = sentence_ids(model, result)
+    ids_b = torch.tensor([encoding_b.ids[:n_b]], device=ids_a.device)  # (1, N)
     try:
         patching = activation_patching(model, ids_a, ids_b, direction)
     except ValueError as error:  # the same logit difference: nothing to restore
         raise InputError(f"Cannot patch these two sentences: {error}.") from None
-    tokens, source = (result.tokens, result_b.tokens) if direction == "b_into_a" else (result_b.tokens, result.tokens)
+    tokens, source = (result.tokens, tokens_b) if direction == "b_into_a" else (tokens_b, result.tokens)
     names = result.label_names
     return PatchingView(
         direction=direction,
