@@ -192,7 +192,7 @@ def test_the_most_heads_an_answer_holds_fit_in_8_mb_at_their_longest(weight, dec
     ``MAX_ANSWER_BYTES`` as the API sends them, and one more head is refused."""
     n = 512
     maps = np.full((1, 12, n, n), weight, dtype=np.float32)
-    fit = payloads.heads_that_fit(maps, decimals)
+    fit = payloads.parts_that_fit(maps, n * n, decimals)
     assert 1 <= fit < 12
     answer = payloads.chosen_maps(maps, 1, list(range(1, fit + 1)), "maps", decimals)
     size = len(json.dumps([answer]))
@@ -201,6 +201,23 @@ def test_the_most_heads_an_answer_holds_fit_in_8_mb_at_their_longest(weight, dec
         assert size > payloads.MAX_ANSWER_BYTES * fit / (fit + 1) - payloads.OTHER_FIELDS_BYTES
     with pytest.raises(analysis.InputError, match=f"At {n} tokens an answer holds at most {fit} heads"):
         payloads.chosen_maps(maps, 1, list(range(1, fit + 2)), "maps", decimals)
+
+
+@pytest.mark.parametrize("score", [-123.456789, 0.654321, 7e-07])
+def test_the_most_query_rows_of_four_maps_fit_in_8_mb_and_one_more_is_refused(score):
+    """``refuse_past_size`` on parts that are rows (``/head_internals``: one query's row of its four maps): the rows
+    that fit are at most ``MAX_ANSWER_BYTES`` with every score at its longest, and one more row is refused."""
+    n, decimals = 512, 6
+    maps = np.full((n, 4, n), score)  # one query's rows of raw, scaled, weights, weights_unscaled
+    fit = payloads.parts_that_fit(maps, 4 * n, decimals)
+    assert 1 <= fit < n
+    payloads.refuse_past_size(fit, maps, 4 * n, decimals, "queries' rows", "query")
+    size = len(json.dumps([payloads.rounded(maps[:fit], decimals)]))
+    assert size <= payloads.MAX_ANSWER_BYTES
+    if abs(score) > 0.1:  # printed in full, the bound is tight
+        assert size > payloads.MAX_ANSWER_BYTES * fit / (fit + 1) - payloads.OTHER_FIELDS_BYTES
+    with pytest.raises(analysis.InputError, match=f"^At {n} tokens an answer holds at most {fit} queries' rows "):
+        payloads.refuse_past_size(fit + 1, maps, 4 * n, decimals, "queries' rows", "query")
 
 
 def test_label_payload_ranks_the_classes(model, tokenizer):

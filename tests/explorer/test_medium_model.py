@@ -1,8 +1,9 @@
 """The explorer on bigger models than the tiny ones (issue 37): a medium random BERT (4 layers × 8 heads × 256 wide,
 128 positions) answers every endpoint and draws every tab at full length, and a narrow one with DistilBERT-base's
-heads (6 × 12, 512 positions) keeps ``/attention``, ``/attention_norms`` and ``/knockout`` within their size, with
-and without a choice of heads. Sizes are the answers as the API sends them: ``json.dumps`` of the outputs, as
-``/call/<endpoint>`` writes them (the longer of Gradio's two ways; the queue's orjson leaves out the spaces)."""
+heads (6 × 12, 512 positions) keeps ``/attention``, ``/attention_norms``, ``/knockout``, ``/rollout`` and
+``/head_internals`` within their size, with and without a choice of heads (layers, query rows). Sizes are the answers
+as the API sends them: ``json.dumps`` of the outputs, as ``/call/<endpoint>`` writes them (the longer of Gradio's two
+ways; the queue's orjson leaves out the spaces)."""
 
 import base64
 import json
@@ -121,6 +122,33 @@ def test_every_head_at_512_tokens_is_refused_and_the_heads_that_fit_fit(serving,
     with pytest.raises(gr.Error, match=f"at most {fit} heads"):
         views.attention.attention(text, layer=[2], head=[*heads, fit + 1])
     assert loaded.model.num_heads == 12
+
+
+def test_rollout_and_head_internals_at_512_tokens_answer_what_fits_in_8_mb(serving, distilbert_heads_dir):
+    """/rollout's every layer (14.0 MB) and /head_internals' whole head (9.4 MB) were over 8 MB at 512 tokens: each
+    default is refused, the refusal names how many fit, and that many answer within 8 MB as the full answer's
+    slice."""
+    serving(distilbert_heads_dir)
+    text = long_text(512)
+    with pytest.raises(gr.Error, match=r"At 512 tokens an answer holds at most (\d+) layers' rollout maps") as refused:
+        views.rollout.rollout(text)
+    fit = int(re.search(r"at most (\d+) layers", str(refused.value.message))[1])
+    assert 1 <= fit < 6 and "e.g. layer=6" in str(refused.value.message)
+    last = views.rollout.rollout(text, layer=list(range(7 - fit, 7)))  # the last layers that fit
+    assert answer_bytes(last) <= payloads.MAX_ANSWER_BYTES and last["layers"] == list(range(7 - fit, 7))
+    every = views.rollout.rollout_view(runner.run_model(text))  # rollout (6, N, N), pooled (6, N)
+    np.testing.assert_allclose(last["rollout"], every.rollout[6 - fit :], atol=1e-6)
+    np.testing.assert_allclose(last["pooled"], every.pooled[6 - fit :], atol=1e-6)
+    with pytest.raises(gr.Error, match=r"At 512 tokens an answer holds at most \d+ queries' rows") as refused:
+        views.inside_head.head_internals(text, layer=6, head=12)  # 4 maps of 262,144 scores: 9.4 MB
+    rows = int(re.search(r"at most (\d+) queries' rows", str(refused.value.message))[1])
+    assert 1 <= rows < 512 and "choose fewer with query" in str(refused.value.message)
+    chosen = views.inside_head.head_internals(text, layer=6, head=12, query=list(range(512 - rows, 512)))
+    assert answer_bytes(chosen) <= payloads.MAX_ANSWER_BYTES and len(chosen["scores"]["raw"]) == rows
+    one = views.inside_head.head_internals(text, layer=6, head=12, query=511)["scores"]
+    assert chosen["scores"]["weights"][-1] == one["weights"][0] and len(chosen["scores"]["entropy"]) == 512
+    with pytest.raises(gr.Error, match=f"at most {rows} queries' rows"):
+        views.inside_head.head_internals(text, layer=6, head=12, query=list(range(511 - rows, 512)))
 
 
 def test_one_head_at_512_tokens_is_at_most_3_mb_from_each_endpoint(serving, distilbert_heads_dir):

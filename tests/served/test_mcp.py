@@ -82,6 +82,7 @@ def test_every_public_endpoint_is_a_tool_that_says_how_heads_are_numbered(url):
         "text",
         "layer",
         "head",
+        "query",
     }
 
 

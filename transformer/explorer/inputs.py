@@ -93,18 +93,20 @@ def layer_head(layer, head, num_layers: int, num_heads: int, *, mean: bool = Fal
     return layer, model_index(whole_number(head, "Head", 1, num_heads))
 
 
-def chosen_indices(value, name: str, count: int) -> list[int]:
-    """An API caller's choice of layers (or heads) as sorted, distinct 0-based indices.
+def chosen_indices(value, name: str, count: int, first: int = 1) -> list[int]:
+    """An API caller's choice of layers, heads (or query positions) as sorted, distinct 0-based indices.
 
     Args:
-        value: None or an empty list for all ``count``; else one number or a list of numbers, counted from 1.
-        name: "Layer" or "Head", for the message.
-        count: how many the model has.
+        value: None or an empty list for all ``count``; else one number or a list of numbers, counted from ``first``.
+        name: "Layer", "Head" or "Query position", for the message.
+        count: how many the model (or text) has.
+        first: what the caller counts from: 1 for layers and heads, 0 for token positions.
     """
     numbers = value if isinstance(value, list | tuple) else [] if value is None else [value]
     if len(numbers) > count:  # no list of distinct ones is longer: refused before each is read
-        raise InputError(f"Name at most {count} {name.lower()}s (the model has {count}); got {len(numbers):,}.")
-    return sorted({whole_number(number, name, 1, count) - 1 for number in numbers}) or list(range(count))
+        raise InputError(f"Name at most {count} {name.lower()}s (there are {count}); got {len(numbers):,}.")
+    last = first + count - 1
+    return sorted({whole_number(number, name, first, last) - first for number in numbers}) or list(range(count))
 
 
 def page_numbers(value):

@@ -3,7 +3,8 @@
 An answer holds the maps of the layers and heads its caller chose (every one by default), as nested lists
 [layer][head][query][key], rounded. One map is N² numbers, so at 512 tokens every head of a DistilBERT-base
 (6 × 12) would be 149 MB of JSON: an answer over ``MAX_ANSWER_BYTES`` is refused, saying how many heads fit at
-this length, and the caller chooses some with ``layer`` and ``head``.
+this length, and the caller chooses some with ``layer`` and ``head`` (``/rollout``: layers, ``/head_internals``:
+query rows, by ``refuse_past_size``).
 
 Shape letters: L = layers, H = heads, N = tokens.
 """
@@ -59,13 +60,9 @@ def chosen_maps(maps: np.ndarray, layer, head, name: str, decimals: int = PAYLOA
     """
     n = maps.shape[-1]
     layers, heads = chosen_heads(layer, head, *maps.shape[:2])
-    fit = heads_that_fit(maps, decimals)
-    if len(layers) * len(heads) > fit:
-        raise InputError(
-            f"At {n} tokens an answer holds at most {fit} heads' maps ({MAX_ANSWER_BYTES // 10**6} MB); these "
-            f"layers and heads are {len(layers) * len(heads)}: choose fewer with layer and head (e.g. layer=1, "
-            "head=[1, 2])."
-        )
+    refuse_past_size(
+        len(layers) * len(heads), maps, n * n, decimals, "heads' maps", "layer and head (e.g. layer=1, head=[1, 2])"
+    )
     chosen = np.ix_(layers, heads)
     return {
         "layers": [page_number(index) for index in layers],
@@ -84,15 +81,36 @@ def chosen_heads(layer, head, num_layers: int, num_heads: int) -> tuple[list[int
     return chosen_indices(layer, "Layer", num_layers), chosen_indices(head, "Head", num_heads)
 
 
-def heads_that_fit(maps: np.ndarray, decimals: int) -> int:
-    """How many of ``maps``' heads an answer holds within ``MAX_ANSWER_BYTES``: N² numbers each, at most
-    ``number_bytes`` each.
+def refuse_past_size(count: int, values: np.ndarray, numbers_each: int, decimals: int, what: str, how: str) -> None:
+    """Refuse an answer of ``count`` parts (maps, or rows of maps) that would pass ``MAX_ANSWER_BYTES``, saying how
+    many fit at this length and how to choose fewer.
+
+    Args:
+        count: how many parts the caller chose.
+        values: every number the parts are taken from; the longest sets each one's bytes (``number_bytes``).
+        numbers_each: how many numbers one part holds (a head's map: N²).
+        decimals: what they are rounded to.
+        what: the parts, for the message ("heads' maps").
+        how: the argument that chooses them, with an example.
+
+    Raises:
+        InputError: more than ``parts_that_fit``.
 
     Shape:
-        maps: (L, H, N, N).
+        values: (..., N), N the tokens.
     """
-    n = maps.shape[-1]
-    return (MAX_ANSWER_BYTES - OTHER_FIELDS_BYTES) // max(n * n * number_bytes(maps, decimals), 1)
+    fit = parts_that_fit(values, numbers_each, decimals)
+    if count > fit:
+        raise InputError(
+            f"At {values.shape[-1]} tokens an answer holds at most {fit} {what} ({MAX_ANSWER_BYTES // 10**6} MB), "
+            f"not {count}: choose fewer with {how}."
+        )
+
+
+def parts_that_fit(values: np.ndarray, numbers_each: int, decimals: int) -> int:
+    """How many parts of ``numbers_each`` of ``values``' numbers an answer holds within ``MAX_ANSWER_BYTES``, each
+    number at most ``number_bytes`` long."""
+    return (MAX_ANSWER_BYTES - OTHER_FIELDS_BYTES) // max(numbers_each * number_bytes(values, decimals), 1)
 
 
 def number_bytes(values: np.ndarray, decimals: int) -> int:

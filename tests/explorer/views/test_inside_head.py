@@ -3,6 +3,7 @@ model's weights."""
 
 import math
 
+import gradio as gr
 import numpy as np
 import pytest
 from app_fixtures import SENTENCE, close
@@ -19,3 +20,17 @@ def test_head_internals_endpoint_scales_by_root_dk_and_matches_the_models_weight
     by_hand = -(weights * np.log(np.where(weights > 0, weights, 1))).sum(axis=-1)
     close(answer["entropy"], by_hand, atol=1e-4)
     assert answer["max_entropy"] == pytest.approx(math.log(len(result.tokens)), abs=1e-6)
+
+
+def test_head_internals_answers_the_chosen_queries_rows_and_every_querys_entropy(app, result):
+    every = views.inside_head.head_internals(SENTENCE, layer=2, head=1)
+    n = len(result.tokens)
+    assert every["queries"] == list(range(n))  # every query by default: the tiny model's answer fits
+    chosen = views.inside_head.head_internals(SENTENCE, layer=2, head=1, query=[n - 1, 0])
+    assert chosen["queries"] == [0, n - 1]
+    for name in views.inside_head.ROW_MAPS:
+        assert chosen["scores"][name] == [every["scores"][name][0], every["scores"][name][n - 1]], name
+    rest = {key: value for key, value in chosen["scores"].items() if key not in views.inside_head.ROW_MAPS}
+    assert rest == {key: every["scores"][key] for key in rest}  # entropies for every query, layer, head, d_k
+    with pytest.raises(gr.Error, match=f"Query position must be a whole number from 0 to {n - 1}"):
+        views.inside_head.head_internals(SENTENCE, query=n)

@@ -1,6 +1,8 @@
 """The Rollout tab (transformer.explorer.views.rollout): ``/rollout``'s numbers and the tab's drawing."""
 
+import gradio as gr
 import numpy as np
+import pytest
 from app_fixtures import SENTENCE, close, ids_of
 
 from transformer import explain
@@ -26,3 +28,14 @@ def test_rollout_tab_draws_the_chosen_layer_without_the_model(app, result, forwa
     close(shown_values(matrix.data[0]), rollout[0], atol=1e-4)  # shown to 4 decimals
     assert len(shares.data[0].y) == 2  # one row per layer
     assert "after layer 1" in matrix.layout.title.text
+
+
+def test_rollout_endpoint_answers_the_chosen_layers_as_the_full_answers_slice(app):
+    every = views.rollout.rollout(SENTENCE)
+    assert every["layers"] == [1, 2]  # every layer by default: the tiny model's answer fits
+    second = views.rollout.rollout(SENTENCE, layer=2)
+    assert second["layers"] == [2] and second["tokens"] == every["tokens"]
+    assert second["rollout"] == every["rollout"][1:] and second["pooled"] == every["pooled"][1:]
+    assert views.rollout.rollout(SENTENCE, layer=[2, 1])["rollout"] == every["rollout"]  # sorted
+    with pytest.raises(gr.Error, match="Layer must be a whole number from 1 to 2"):
+        views.rollout.rollout(SENTENCE, layer=3)

@@ -6,6 +6,7 @@ Shape letters: N = tokens.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import gradio as gr
@@ -14,10 +15,11 @@ import torch
 from plotly.subplots import make_subplots
 
 from ...explain.head import HeadScores, head_scores
-from .. import runner
+from .. import payloads, runner
 from ..analysis import Analysis, sentence_ids
 from ..drawing.figures import TEMPLATE, token_labels
-from ..inputs import layer_head, number, page_numbers, pick_position, token_choices
+from ..inputs import chosen_indices, layer_head, number, page_numbers, pick_position, token_choices
+from ..jsonable import to_jsonable
 from ..registry import (
     Drawing,
     Page,
@@ -32,6 +34,7 @@ from ..registry import (
 _SCALED_COLOUR, _UNSCALED_COLOUR = "#1f77b4", "#ff7f0e"
 
 TITLE = "Inside one head"
+ROW_MAPS = ("raw", "scaled", "weights", "weights_unscaled")  # (N, N) each: /head_internals answers chosen rows
 
 
 @dataclass(frozen=True)
@@ -124,7 +127,7 @@ def show_inside_head(result: Analysis | None, layer: int, head: int, query, kept
     return figure, summary, gr.Dropdown(choices=token_choices(result.tokens), value=position), kept
 
 
-def head_internals(text: str, layer: int = 1, head: int = 1) -> dict:
+def head_internals(text: str, layer: int = 1, head: int = 1, query: int | list[int] | None = None) -> dict:
     """Inside one head (layer and head from 1): raw scores QKᵀ, scaled QKᵀ/√d_k, softmax and entropy.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
@@ -132,12 +135,26 @@ def head_internals(text: str, layer: int = 1, head: int = 1) -> dict:
         text: the text to read.
         layer: the layer, from 1.
         head: the head, from 1.
+        query: the query positions whose rows of the four maps to answer: one number or a list; none (or []) for
+            every query. An answer holds at most 8 MB of rows (at 512 tokens, about 340 of a head's 512): beyond
+            that, choose some.
 
     Returns:
-        {"tokens", "scores": {"layer", "head" (from 1, as sent), "d_k", "raw", "scaled", "weights",
-        "weights_unscaled": [query][key], "entropy", "entropy_unscaled": [query] (nats), "mean_entropy", ...}}.
+        {"tokens", "queries" (the chosen ones), "scores": {"layer", "head" (from 1, as sent), "d_k", "raw",
+        "scaled", "weights", "weights_unscaled": [query][key] for those queries, "entropy", "entropy_unscaled":
+        [query] for every query (nats), "mean_entropy", ...}}.
     """
-    return runner.api_view(head_view, text, layer=layer, head=head)
+    view = runner.explain(head_view, runner.read_for_api(text), layer=layer, head=head)
+    scores, n = view.scores, len(view.tokens)
+    with runner.clear_errors("Cannot answer this"):
+        queries = chosen_indices(query, "Query position", n, first=0)
+        maps = torch.stack([getattr(scores, name) for name in ROW_MAPS], dim=1)  # 4 × (N, N) -> (N, 4, N)
+        payloads.refuse_past_size(
+            len(queries), maps.numpy(), len(ROW_MAPS) * n, runner.API_DECIMALS, "queries' rows", "query (e.g. query=0)"
+        )
+    rows = {name: getattr(scores, name)[queries] for name in ROW_MAPS}  # each (queries, N)
+    chosen = dataclasses.replace(view, scores=dataclasses.replace(scores, **rows))
+    return to_jsonable(chosen, runner.API_DECIMALS) | {"queries": queries}
 
 
 def layout(page: Page) -> Drawing:

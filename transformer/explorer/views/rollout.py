@@ -6,6 +6,7 @@ Computed from the kept analysis's weights, no model call. Shape letters: L = lay
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import gradio as gr
@@ -13,11 +14,11 @@ import plotly.graph_objects as go
 import torch
 
 from ...explain.rollout import attention_rollout, pooled_relevance
-from .. import runner
+from .. import payloads, runner
 from ..analysis import Analysis, model_attentions
 from ..drawing.colour import colour_scale, excluded_positions
 from ..drawing.figures import attention_heatmap, heatmap, token_labels
-from ..inputs import layer_index, page_number
+from ..inputs import chosen_indices, layer_index, page_number
 from ..jsonable import to_jsonable
 from ..registry import Drawing, Page, View, layer_choices, read_layer
 
@@ -87,18 +88,35 @@ def show_rollout(result: Analysis | None, layer, scale: str, leave_out: list[str
     return rollout_figure(view.pooled, view.tokens), matrix
 
 
-def rollout(text: str) -> dict:
-    """Attention rollout (Abnar & Zuidema 2020) after every layer, read for the mean-pooled output.
+def rollout(text: str, layer: int | list[int] | None = None) -> dict:
+    """Attention rollout (Abnar & Zuidema 2020) after the layers chosen with ``layer`` (every layer by default), read
+    for the mean-pooled output.
     Layers and heads count from 1 and token positions from 0, in every argument and answer.
 
     Args:
         text: the text to read.
+        layer: the layers to answer: one number or a list; none (or []) for every layer. An answer holds at most
+            8 MB of maps (at 512 tokens, 2 layers): beyond that, choose some (e.g. the last).
 
     Returns:
-        {"text", "tokens", "residual_weight", "rollout": [layer][query][key] (rows sum to 1),
-        "pooled": [layer][token]: the pooled output's share of each token, the rollout's column means (sum to 1)}.
+        {"text", "tokens", "residual_weight", "layers" (the chosen ones), for those layers "rollout":
+        [layer][query][key] (rows sum to 1) and "pooled": [layer][token]: the pooled output's share of each token,
+        the rollout's column means (sum to 1)}.
     """
-    return to_jsonable(rollout_view(runner.read_for_api(text)), runner.API_DECIMALS)
+    view = rollout_view(runner.read_for_api(text))
+    num_layers, n = view.rollout.shape[:2]
+    with runner.clear_errors("Cannot answer this"):
+        layers = chosen_indices(layer, "Layer", num_layers)
+        payloads.refuse_past_size(  # a layer's part: its map and its pooled shares, no longer than the map's numbers
+            len(layers),
+            view.rollout.numpy(),
+            n * n + n,
+            runner.API_DECIMALS,
+            "layers' rollout maps",
+            f"layer (e.g. layer={num_layers})",
+        )
+    chosen = dataclasses.replace(view, rollout=view.rollout[layers], pooled=view.pooled[layers])
+    return to_jsonable(chosen, runner.API_DECIMALS) | {"layers": [page_number(index) for index in layers]}
 
 
 READINGS = {  # how the pooled output reads the rollout, by the model's ``pooling``
