@@ -56,7 +56,7 @@ ENDPOINTS = {
     "predict": ({}, "forward"),
     "attention tab": ({}, "forward, attentions"),
     "attention": ({"layer": 1}, "forward, attentions"),  # one layer: every head of a big model is over 8 MB
-    "rollout": ({}, "forward, attentions"),
+    "rollout": ({"layer": 1}, "forward, attentions"),  # one layer: every layer at 512 tokens is over 8 MB
     "knockout": ({"heads_off": ["L1 H1"], "layer": 1}, "forward, attentions"),
     "attributions": ({"steps": IG_PASSES}, "IG"),
     "head_importance": ({}, "knockouts"),
