@@ -7,6 +7,52 @@
     "use strict";
 
     const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
+    const RETRY_FOR_MS = 30000; // how long a refused job is tried again: the server frees a job's share within ~12 s
+    const JOB_ROUTE = /\/gradio_api\/(?:queue\/join|run\/predict)$/; // what the page's events POST to start a job
+
+    // A job the server refuses for now (429: this address holds its share, e.g. the events of pages just closed or
+    // reloaded) is sent again after the wait the server names (Retry-After), with one line on the page meanwhile;
+    // Gradio would show the refusal and the page would stay blank. Still refused after RETRY_FOR_MS, it gets the
+    // refusal. The server still counts every job: this only waits, as the refusal asks.
+    const gradioFetch = window.fetch.bind(window);
+    let retrying = 0; // jobs waiting to be sent again: the line goes when none is left
+    window.fetch = async (input, init) => {
+        const url = typeof input === "string" || input instanceof URL ? new URL(input, location.href) : null;
+        if (!url || init?.method !== "POST" || !JOB_ROUTE.test(url.pathname)) return gradioFetch(input, init);
+        const giveUp = Date.now() + RETRY_FOR_MS;
+        let response = await gradioFetch(input, init);
+        retrying += 1;
+        try {
+            let waitMs = retryAfterMs(response);
+            while (response.status === 429 && Date.now() + waitMs <= giveUp) {
+                showBusy(waitMs);
+                await new Promise((resolve) => setTimeout(resolve, waitMs));
+                response = await gradioFetch(input, init);
+                waitMs = retryAfterMs(response);
+            }
+        } finally {
+            retrying -= 1;
+            if (!retrying) document.getElementById("busy-retry")?.remove();
+        }
+        return response;
+    };
+
+    function retryAfterMs(response) {
+        return 1000 * Math.max(1, Number(response.headers.get("retry-after")) || 1);
+    }
+
+    // The line that says a job waits `waitMs` to be sent again.
+    function showBusy(waitMs) {
+        let line = document.getElementById("busy-retry");
+        if (!line) {
+            line = document.createElement("p");
+            line.id = "busy-retry";
+            line.setAttribute("role", "status");
+            line.style.cssText = "margin:0;padding:0.4em;text-align:center";
+            document.body.prepend(line);
+        }
+        line.textContent = `The server is busy with this address's earlier requests: trying again in ${waitMs / 1000} s.`;
+    }
 
     // The page load's answer came back: the sentence box shows its text unless the person changed it. The load writes
     // its text (the address's, else the default) into a hidden box, never into the sentence box, and this decides and
