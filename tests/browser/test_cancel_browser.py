@@ -17,22 +17,34 @@ pytestmark = [
 ]
 
 
-def test_cancel_stops_the_atlas_says_so_and_it_computes_again(browser, slow_atlas):
-    url, passes = slow_atlas
+def opened(browser, address: str):
+    """A desktop-sized page at ``address``: (its context, the page)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{url}?view=head-atlas")
+    page.goto(address)
+    return context, page
+
+
+def cancelled_line(page, cancel):
+    """Click ``cancel``: the tab's line (``events.cancelled``) says "Cancelled." in one line; the button goes."""
+    cancel.click()
+    line = page.locator('#views [data-testid="markdown"].view-failure:visible')
+    line.wait_for()
+    assert line.inner_text().startswith("Cancelled.") and "\n" not in line.inner_text().strip()
+    cancel.wait_for(state="hidden")
+    return line
+
+
+def test_cancel_stops_the_atlas_says_so_and_it_computes_again(browser, slow_atlas):
+    url, passes = slow_atlas
+    context, page = opened(browser, f"{url}?view=head-atlas")
     page.locator("#atlas-compute").click()
     cancel = page.locator("#atlas-cancel")
     cancel.wait_for(state="visible")
     page.wait_for_function(f"() => document.body.innerText.includes('{BAR}')")  # the tqdm bar, drawn by the page
     assert 0 < len(passes) < SLOW_PASSES
-    cancel.click()
-    line = page.locator('#views [data-testid="markdown"].view-failure:visible')  # the tab's line (events.cancelled)
-    line.wait_for()
-    assert line.inner_text().startswith("Cancelled.") and "\n" not in line.inner_text().strip()
-    cancel.wait_for(state="hidden")
+    line = cancelled_line(page, cancel)
     page.wait_for_function(f"() => !document.body.innerText.includes('{BAR}')")  # the progress bar is gone
     at_end = len(passes)
     time.sleep(10 * SLOW_WAIT)
@@ -49,10 +61,7 @@ def test_cancel_stops_the_atlas_says_so_and_it_computes_again(browser, slow_atla
 
 def test_cancel_stops_the_attributions_as_the_tab_opens_and_its_controls_run_them_again(browser, slow_passes):
     url, passes = slow_passes
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    page.goto(f"{url}?text=the+plot+was+boring")
+    context, page = opened(browser, f"{url}?text=the+plot+was+boring")
     page.wait_for_function("() => window.explorer?.addressRead")  # the page load has analyzed the text
     passes.clear()
     page.locator('#views [data-tab-id="attributions"]').click()
@@ -62,11 +71,7 @@ def test_cancel_stops_the_attributions_as_the_tab_opens_and_its_controls_run_the
     bar.first.wait_for()
     prediction = page.locator("#prediction").text_content()
     assert "%" in prediction and page.locator("#attention-heatmap svg.main-svg").count()  # the page's own views
-    cancel.click()
-    line = page.locator('#views [data-testid="markdown"].view-failure:visible')  # the tab's line (events.cancelled)
-    line.wait_for()
-    assert line.inner_text().startswith("Cancelled.") and "\n" not in line.inner_text().strip()
-    cancel.wait_for(state="hidden")
+    line = cancelled_line(page, cancel)
     bar.first.wait_for(state="detached")
     time.sleep(10 * PASS_WAIT)  # the page's /cancel has reached the server: the "Cancelled." line does not wait for it
     at_end = len(passes)
