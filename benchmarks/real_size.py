@@ -21,8 +21,9 @@ so they hold the memory the explorer holds. Each call's wall time and CPU time (
 and targets are on CPU time, the work done, which a machine shared with other jobs inflates far less than wall
 time. Peak memory is the process's VmHWM during the call (reset before it, Linux only), the model included. One
 torch thread, as the app sets it. Targets (issue 37, DistilBERT-base, 128 tokens): ``/predict`` <= 1.5x its floor
-+ 0.15 s; ``/attributions`` and ``/head_importance`` <= 1.3x theirs + 0.3 s. Each model's first calls, at 16
-tokens, are untimed. Example::
++ 0.15 s; ``/attributions`` and ``/head_importance`` <= 1.3x theirs + 0.3 s; at 512 tokens, every endpoint's default
+answer <= 8 MB and one head's ``/attention`` <= 3 MB (``answer_sizes``). Each model's first calls, at 16 tokens, are
+untimed. Example::
 
     HF_HUB_OFFLINE=1 nice -n 10 python -m benchmarks.real_size --models distilbert --lengths 128 --rounds 3
 """
@@ -45,6 +46,7 @@ from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers,
 from transformer.explain.batching import passes_for
 from transformer.loading import DEFAULT_MODEL_DIR
 
+from . import answer_sizes
 from .browser import FILLER
 from .timing import measure, median_ms
 
@@ -64,6 +66,7 @@ ENDPOINTS = {
 }
 QUICK = ("predict", "attention tab", "attributions", "head_importance")  # what make bench times at 512 tokens
 TARGETED = ("distilbert", 128)  # the targets are set for DistilBERT-base at 128 tokens
+SIZES_TARGETED = ("distilbert", 512)  # and the answer sizes at 512 tokens (``answer_sizes``)
 TARGETS = {"predict": (1.5, 0.15), "attributions": (1.3, 0.3), "head_importance": (1.3, 0.3)}  # (× floor, + s)
 
 
@@ -227,6 +230,8 @@ def measure_model(family: str, folder: Path, lengths: tuple[int, ...], rounds: i
         wall = measure({name: recorded(fn, records[name]) for name, fn in calls.items()}, rounds, warmup=0)
         targeted = (family, tokens) == TARGETED
         lines += [row(tokens, name, wall[name], records, targeted) for name in calls]
+        if (family, tokens) == SIZES_TARGETED:
+            lines += answer_sizes.size_lines(text)
     return lines
 
 
