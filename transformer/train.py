@@ -136,10 +136,10 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--weight-decay", type=float, default=0.1, help="AdamW weight decay")
     training.add_argument("--warmup", type=float, default=0.05, help="fraction of steps with linear warm-up")
     training.add_argument(
-        "--embedding-lr-scale", type=float, default=1.0,
+        "--embedding-lr-scale", type=float, default=11.0,
         help="the token embedding table's learning rate as a multiple of every phase's (its per-step weight decay "
         "kept): about √d_model lets an unscaled lookup's rows move as far per step, against the positional "
-        "encoding, as those of a lookup scaled by √d_model",
+        "encoding, as those of a lookup scaled by √d_model (11 ≈ √128; 1 = one learning rate for all)",
     )  # fmt: skip
     training.add_argument("--label-smoothing", type=float, default=0.1, help="cross-entropy label smoothing")
     training.add_argument("--word-dropout", type=float, default=0.1, help="chance a training token becomes [UNK]")

@@ -279,13 +279,13 @@ def test_a_non_positive_embedding_lr_scale_is_a_usage_error(scale, capsys):
 
 def test_the_card_names_an_embedding_lr_scale_only_when_it_is_not_one(trained_toy_model_dir):
     metrics = read_metrics(trained_toy_model_dir)
-    assert metrics["arguments"]["embedding_lr_scale"] == 1.0  # recorded like every flag
+    assert metrics["arguments"]["embedding_lr_scale"] == 11.0  # recorded like every flag; the default
+    assert "the token embedding table at 11 × the learning rate and weight decay / 11" in describe_recipe(metrics)
+    metrics["arguments"]["embedding_lr_scale"] = 1.0
     recipe = describe_recipe(metrics)
     assert "embedding table" not in recipe
     del metrics["arguments"]["embedding_lr_scale"]  # a metrics.json from before the flag
     assert describe_recipe(metrics) == recipe
-    metrics["arguments"]["embedding_lr_scale"] = 11.0
-    assert "the token embedding table at 11 × the learning rate and weight decay / 11" in describe_recipe(metrics)
 
 
 def test_resume_refuses_a_changed_recipe(toy_train_args, tmp_path, monkeypatch):
