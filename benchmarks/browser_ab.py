@@ -1,9 +1,10 @@
-"""Analyze to heatmap in Chromium, this tree against another commit's, interleaved in one run.
+"""Analyze to heatmap and a cold deep link in Chromium, this tree against another commit's, interleaved in one run.
 
 ``python -m benchmarks.browser_ab --old-tree ../old --rounds 16`` (make the old tree with
 ``git worktree add ../old <commit>``). Both apps serve the bundled model from their own tree, in subprocesses of
 this interpreter; one page each, clicked in turn (which goes first alternates by round), 25 then 128 tokens per
-click, timed as ``benchmarks.browser`` times a click. Runs apart drift by more than a change costs (the floor of
+click, timed as ``benchmarks.browser`` times a click; then each tree's cold deep link to the knockout view (a fresh
+browser context, as ``benchmarks.browser`` times it). Runs apart drift by more than a change costs (the floor of
 ``benchmarks.browser`` moved from 293 to 426 ms between runs on one day), so a regression is judged here: the ratio
 of the two medians of the same run.
 """
@@ -11,12 +12,14 @@ of the two medians of the same run.
 import argparse
 import statistics
 from pathlib import Path
+from urllib.parse import quote
 
-from .browser import FIRST_WORDS, VIEWPORT, click_to_heatmap
+from .browser import DEEP_LINK, FIRST_WORDS, KNOCKOUT_DRAWN, VIEWPORT, click_to_heatmap, cold_load, sentence
 from .chromium import launch_chromium
 from .load import ROOT, free_port, start_server
 
 LENGTHS = (25, 128)
+COLD = "cold deep link"
 
 
 def open_page(browser, url: str):
@@ -44,19 +47,25 @@ def run(old_tree: Path, rounds: int = 16) -> list[str]:
             for round_ in range(rounds + 1):  # the first round warms up
                 for name in ("old", "this") if round_ % 2 else ("this", "old"):
                     pages[name].bring_to_front()
-                    for i, tokens in enumerate(LENGTHS):
-                        seconds = click_to_heatmap(pages[name], tokens, FIRST_WORDS[(2 * round_ + i) % 4])
+                    times = {
+                        tokens: click_to_heatmap(pages[name], tokens, FIRST_WORDS[(2 * round_ + i) % 4])
+                        for i, tokens in enumerate(LENGTHS)
+                    }
+                    deep = f"http://127.0.0.1:{ports[name]}/?text={quote(sentence('good', 25))}&{DEEP_LINK}"
+                    times[COLD] = cold_load(browser, deep, KNOCKOUT_DRAWN)
+                    for what, seconds in times.items():
                         if round_:
-                            samples.setdefault((name, tokens), []).append(seconds)
+                            samples.setdefault((name, what), []).append(seconds)
             browser.close()
     finally:
         for server in servers.values():
             server.terminate()
             server.wait(timeout=30)
-    lines = [f"Analyze to heatmap, {rounds} rounds interleaved, old tree {trees['old']}"]
-    for tokens in LENGTHS:
-        old, this = (statistics.median(samples[(name, tokens)]) for name in ("old", "this"))
-        lines.append(f"click {tokens}: old p50 {1000 * old:.0f} ms, this p50 {1000 * this:.0f} ms, {this / old:.2f}×")
+    lines = [f"Analyze to heatmap and a cold deep link, {rounds} rounds interleaved, old tree {trees['old']}"]
+    for what in (*LENGTHS, COLD):
+        old, this = (statistics.median(samples[(name, what)]) for name in ("old", "this"))
+        label = f"click {what}" if what in LENGTHS else what
+        lines.append(f"{label}: old p50 {1000 * old:.0f} ms, this p50 {1000 * this:.0f} ms, {this / old:.2f}×")
     return lines
 
 
