@@ -11,6 +11,7 @@ from transformer.explorer.views.word_order import _message
 pytestmark = [pytest.mark.browser, pytest.mark.served]
 SETTLED = "() => window.explorer?.addressRead === true"
 TEXT, NON_TEXT = 4.5, 3.0
+KNOCKED_OUT = "() => document.querySelector('#knockout-summary')?.textContent.includes('Switched off: L1 H1')"
 # Every selector matches an element drawn in full (Gradio fades an output while its event runs).
 DRAWN = """(selectors) => Object.values(selectors).every((selector) => {
     let box = document.querySelector(selector);
@@ -121,6 +122,7 @@ def test_the_app_s_own_text_and_focus_ring_reach_wcag_contrast(browser, url, the
             page.locator(f'#views [data-tab-id="{tab}"]').click()
             if tab == "knockout":
                 page.locator("#views label", has_text="L1 H1").first.click()
+                page.wait_for_function(KNOCKED_OUT)  # the head's own draw came, not only the tab's first one
             page.wait_for_function(DRAWN, arg=selectors)
             found |= page.evaluate(TEXT_CONTRASTS, [PIECES if tab == "knockout" else {}, selectors])
         assert ring["shown"] and ring["contrast"] >= NON_TEXT, ring
