@@ -40,7 +40,8 @@ def size_lines(text: str) -> list[str]:
     from transformer.explorer.views import VIEWS
 
     lines, missed = ["answers at 512 tokens, each endpoint with its defaults (target <= 8 MB, or a refusal):"], []
-    for name, fn in api.endpoints(Registry(VIEWS)).items():
+    endpoints = api.endpoints(Registry(VIEWS))
+    for name, fn in endpoints.items():
         if name in SKIPPED:
             lines.append(f"  /{name:<16} not called: {SKIPPED[name]}")
             continue
@@ -51,7 +52,7 @@ def size_lines(text: str) -> list[str]:
     lines.append(
         f"every default answer <= {DEFAULT_LIMIT_MB:.0f} MB: {'MISSED by ' + ', '.join(missed) if missed else 'met'}"
     )
-    one_head, _ = answer_mb(api.endpoints(Registry(VIEWS))["attention"], text, layer=1, head=1)
+    one_head, _ = answer_mb(endpoints["attention"], text, layer=1, head=1)
     verdict = "met" if one_head is not None and one_head <= ONE_HEAD_LIMIT_MB else "MISSED"
     lines.append(
         f"/attention, layer 1 head 1: {one_head or 0:.2f} MB (target <= {ONE_HEAD_LIMIT_MB:.0f} MB): {verdict}"
