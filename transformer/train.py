@@ -59,7 +59,7 @@ from .training.mixture import (
     read_unlabelled,
 )
 from .training.model_card import render_model_card
-from .training.objectives import target_distributions
+from .training.objectives import PairMargin, target_distributions
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
 from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
 
@@ -147,6 +147,14 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--teachers", type=int, default=0, help="teacher models whose mean prediction is distilled")
     training.add_argument("--teacher-epochs", type=int, default=1, help="epochs of each teacher")
     training.add_argument("--distill-weight", type=float, default=0.5, help="weight of the teachers' soft labels")
+    training.add_argument(
+        "--cad-pair-weight", type=float, default=0.0,
+        help="weight of a hinge between each CAD review and its edit, read side by side (0 = off)",
+    )  # fmt: skip
+    training.add_argument(
+        "--cad-pair-margin", type=float, default=2.0,
+        help="logits by which the positive side of a CAD pair must outscore its negative twin",
+    )  # fmt: skip
 
     run = parser.add_argument_group("run")
     run.add_argument("--quick", action="store_true", help="tiny sizes and row counts (tests, smoke runs)")
@@ -169,6 +177,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(str(error))
     if args.embedding_lr_scale <= 0:
         parser.error(f"--embedding-lr-scale must be positive, not {args.embedding_lr_scale}")
+    if args.cad_pair_weight < 0 or args.cad_pair_margin < 0:
+        parser.error("--cad-pair-weight and --cad-pair-margin must be 0 or more")
     unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
         parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
@@ -282,8 +292,9 @@ def main(argv: list[str] | None = None) -> dict:
     def score(model: TransformerClassifier) -> dict:
         return score_sets(model, tokenizer, dev_sets)
 
+    pairs = PairMargin(args.cad_pair_weight, args.cad_pair_margin)
     setup = ClassifierTraining(
-        mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed
+        mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed, pairs
     )
     labelled = target_distributions(mixture.labels)  # (n, C): one-hot, or (0.5, 0.5) for no opinion
     targets, teachers = labelled, []

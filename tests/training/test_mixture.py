@@ -10,6 +10,7 @@ from conftest import SOURCES, TOY_IMDB_DEV_ROWS, TOY_NEGATIVE, TOY_POSITIVE, toy
 from transformer.tokenizer import train_tokenizer
 from transformer.training.data import LabelledTexts, read_labelled, read_lines
 from transformer.training.mixture import (
+    PAIRED_SOURCES,
     Mixture,
     build_mixture,
     chunk,
@@ -154,6 +155,28 @@ def test_build_mixture_counts_chunks_per_source_and_keeps_their_labels(toy_token
     long_rows = [i for i, source in enumerate(mixture.sources) if mixture.names[source] == "long"]
     assert [mixture.sequences[i] for i in long_rows[:-1]] == expected_windows
     assert [mixture.labels[i] for i in long_rows] == [1] * len(expected_windows) + [0]
+
+
+def test_build_mixture_links_each_cad_pair_of_one_window_a_side(toy_tokenizer):
+    long_review = " . ".join(["the plot was very good and the acting was really lovely"] * 6)
+    sets = {
+        "sst2": LabelledTexts(Path("s"), ["good film", "bad film"], [1, 0]),
+        "cad": LabelledTexts(Path("c"), ["good film", "bad film", long_review, "awful", "dull", "lovely"],
+                             [1, 0, 1, 0, 0, 1]),  # pairs: (0, 1), (2, 3), (4, 5); row 2 is several windows
+    }  # fmt: skip
+    mixture = build_mixture(sets, toy_tokenizer, max_len=16)
+    windows = len(chunk(toy_tokenizer.encode(long_review).ids, 16))
+    cad = 2  # the mixture's first cad index: after sst2's two
+    first_pair, last_pair = (cad, cad + 1), (cad + windows + 3, cad + windows + 4)
+    expected = [-1, -1, first_pair[1], first_pair[0], *[-1] * (windows + 1), last_pair[1], last_pair[0]]
+    assert mixture.partners == expected  # the pair with a long side is left unlinked, the others both ways
+    assert "sst2" not in PAIRED_SOURCES and "cad" in PAIRED_SOURCES
+
+
+def test_a_row_cap_reads_whole_cad_pairs(toy_data_dir):
+    capped = read_training_sets(toy_data_dir, TOY_IMDB_DEV_ROWS, max_rows=5)
+    assert len(capped["cad"].texts) == 4  # two whole pairs, not two and a half
+    assert capped["cad"].labels[0] != capped["cad"].labels[1] and capped["cad"].labels[2] != capped["cad"].labels[3]
 
 
 def toy_mixture() -> Mixture:

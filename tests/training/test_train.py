@@ -20,6 +20,7 @@ from transformer.training.data import bucketed_batches, read_labelled
 from transformer.training.loop import Checkpoints, Schedule
 from transformer.training.mixture import read_dev_sets, read_test_sets
 from transformer.training.model_card import describe_recipe
+from transformer.training.objectives import PairMargin
 from transformer.training.scoring import accuracy, predicted_classes
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
@@ -237,11 +238,19 @@ def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_tr
         raise Interrupted("teachers")
 
     monkeypatch.setattr("transformer.train.teacher_targets", stop_at_the_teachers)
-    flags = ["--label-smoothing", "0.25", "--word-dropout", "0.05", "--pretrain-epochs", "0", "--batch-size", "12"]
+    flags = ["--label-smoothing", "0.25", "--word-dropout", "0.05", "--pretrain-epochs", "0", "--batch-size", "12",
+             "--cad-pair-weight", "0.4", "--cad-pair-margin", "1.5"]  # fmt: skip
     with pytest.raises(Interrupted):
         main([*toy_train_args, *flags, "--output-dir", str(tmp_path / "m")])
     (setup,) = setups
     assert (setup.label_smoothing, setup.word_dropout, setup.batch_size, setup.seed) == (0.25, 0.05, 12, 0)
+    assert setup.pairs == PairMargin(0.4, 1.5)
+    # The toy CAD file's pairs are linked both ways in the mixture; no other source has a partner.
+    partners, names = setup.mixture.partners, setup.mixture.names
+    linked = [i for i, partner in enumerate(partners) if partner >= 0]
+    assert linked and all(partners[partners[i]] == i for i in linked)
+    assert {names[setup.mixture.sources[i]] for i in linked} == {"cad"}
+    assert all(setup.mixture.labels[i] != setup.mixture.labels[partners[i]] for i in linked)
 
 
 def test_the_embedding_lr_scale_reaches_every_phases_schedule(toy_train_args, tmp_path, monkeypatch):
@@ -275,6 +284,21 @@ def test_a_non_positive_embedding_lr_scale_is_a_usage_error(scale, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse_args(["--embedding-lr-scale", scale])
     assert exit_info.value.code == 2 and "--embedding-lr-scale" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("flag", ["--cad-pair-weight", "--cad-pair-margin"])
+def test_a_negative_cad_pair_setting_is_a_usage_error(flag, capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        parse_args([flag, "-1"])
+    assert exit_info.value.code == 2 and "--cad-pair-weight and --cad-pair-margin" in capsys.readouterr().err
+
+
+def test_the_card_names_the_cad_hinge_only_when_it_is_on(trained_toy_model_dir):
+    metrics = read_metrics(trained_toy_model_dir)
+    assert metrics["arguments"]["cad_pair_weight"] == 0.0 and "hinge" not in describe_recipe(metrics)
+    metrics["arguments"].update(cad_pair_weight=0.5, cad_pair_margin=2.0)
+    assert "a hinge between each CAD review and its edit (weight 0.5)" in describe_recipe(metrics)
+    assert "outscore its twin by 2 logits" in describe_recipe(metrics)
 
 
 def test_the_card_names_an_embedding_lr_scale_only_when_it_is_not_one(trained_toy_model_dir):

@@ -23,7 +23,13 @@ from transformer.tokenizer import PAD_ID, UNK_ID, pad_ids
 from transformer.training import loop
 from transformer.training.loop import Checkpoints, Phase, Schedule, adamw, fit, warmup_cosine
 from transformer.training.mixture import Mixture
-from transformer.training.objectives import MaskedLanguageModel, classification_loss, drop_words
+from transformer.training.objectives import (
+    MaskedLanguageModel,
+    PairMargin,
+    classification_loss,
+    drop_words,
+    pair_margin_loss,
+)
 from transformer.training.phases import ClassifierTraining, teacher_targets, train_classifier
 from transformer.training.scoring import window_probabilities
 
@@ -424,9 +430,11 @@ def test_a_classifier_trains_only_on_the_weighted_sources(monkeypatch):
     assert sorted(seen[len(seen) // 2 :]) == per_epoch and seen[: len(seen) // 2] != seen[len(seen) // 2 :]
 
 
-def test_a_classifier_trains_with_the_setups_label_smoothing(monkeypatch):
+def test_a_classifier_trains_with_the_setups_label_smoothing_and_pairs(monkeypatch):
     # Word dropout and smoothing take different values here, so neither can stand in for the other.
     setup = replace(classification_setup({"b": 0, "c": 0}), word_dropout=0.05, label_smoothing=0.3)
+    partners = [1, 0, *[-1] * (len(setup.mixture.sequences) - 2)]
+    setup = replace(setup, mixture=replace(setup.mixture, partners=partners), pairs=PairMargin(0.5, 1.0))
     passed, real_loss = [], phases_module.classification_loss
     signature = inspect.signature(real_loss)
 
@@ -438,6 +446,7 @@ def test_a_classifier_trains_with_the_setups_label_smoothing(monkeypatch):
     one_hot = nn.functional.one_hot(torch.tensor(setup.mixture.labels), 2).float()
     train_classifier("s", tiny_model(), one_hot, setup, None, Schedule(1, 1e-2), Checkpoints(None))
     assert passed and {(call["word_dropout"], call["label_smoothing"]) for call in passed} == {(0.05, 0.3)}
+    assert all(call["partners"] is partners and call["pairs"] == PairMargin(0.5, 1.0) for call in passed)
 
 
 def test_teacher_targets_average_the_teachers_and_are_read_back_from_checkpoints(tmp_path):
@@ -463,3 +472,41 @@ def test_teacher_targets_average_the_teachers_and_are_read_back_from_checkpoints
 
     again, teachers_again = teacher_targets(must_not_build, one_hot, setup, 2, None, schedule, checkpoints)
     assert torch.equal(again, ensemble) and teachers_again == teachers
+
+
+# --- (f) the hinge between counterfactual twins ------------------------------------------------------------
+
+
+def test_the_pair_hinge_is_hand_computed_and_signed_by_which_side_is_positive():
+    logits = torch.tensor([[0.0, 3.0], [0.0, 0.5], [1.0, 0.0]])  # z = 3, 0.5, -1
+    partner_logits = torch.tensor([[0.0, -1.0], [0.0, 0.0], [0.0, 0.0]])  # z = -1, 0, 0
+    sign = torch.tensor([1.0, 1.0, -1.0])  # the first side is positive, positive, negative
+    # hinges: max(0, 2 - 4) = 0, max(0, 2 - 0.5) = 1.5, max(0, 2 - (-1)·(-1 - 0)) = 1
+    torch.testing.assert_close(pair_margin_loss(logits, partner_logits, sign, 2.0), torch.tensor(2.5 / 3))
+    flipped = pair_margin_loss(logits, partner_logits, -sign, 2.0)  # the check has power: the sign matters
+    assert abs(flipped.item() - 2.5 / 3) > 0.5
+
+
+def test_at_weight_zero_the_pairs_change_nothing():
+    model, partners = tiny_model(), [3, -1, -1, 0]
+    calls = record_forward_calls(model)
+    plain = classification_loss(model, SEQUENCES, TARGETS, [0, 1, 2], 0.0, 0.1)
+    off = classification_loss(model, SEQUENCES, TARGETS, [0, 1, 2], 0.0, 0.1, partners, PairMargin(0.0))
+    assert torch.equal(plain, off) and calls[0]["input_ids"].shape == calls[1]["input_ids"].shape
+
+
+def test_a_paired_row_is_read_beside_its_partner_and_adds_weight_times_its_hinge():
+    model, rows, partners = tiny_model(), [0, 1, 2], [3, -1, -1, 0]  # row 0 (negative) and row 3 (negative too)
+    targets = TARGETS.clone()
+    targets[3] = torch.tensor([0.0, 1.0])  # make row 3 row 0's positive twin
+    calls = record_forward_calls(model)
+    found = classification_loss(model, SEQUENCES, targets, rows, 0.0, 0.0, partners, PairMargin(0.7, 5.0))
+    read = calls[0]["input_ids"]
+    assert read.shape[0] == 4 and read[3, :4].tolist() == SEQUENCES[3]  # the partner, after the rows
+    ids, mask = pad_ids([SEQUENCES[i] for i in [0, 1, 2, 3]])
+    with torch.no_grad():
+        logits = model(ids, mask)
+    cross_entropy = nn.functional.cross_entropy(logits[:3], targets[rows])
+    hinge = pair_margin_loss(logits[[0]], logits[[3]], torch.tensor([-1.0]), 5.0)
+    assert hinge.item() > 0  # the margin is not met by an untrained model, so the term is there
+    torch.testing.assert_close(found.detach(), cross_entropy + 0.7 * hinge, atol=1e-6, rtol=1e-6)

@@ -8,7 +8,9 @@ consecutive ``max_len``-token chunks, each with the review's label. An epoch the
 
 The opinion lexicon is a source of its own: each word with its label, and ``not <word>`` with the
 opposite label, so that negation is seen on every sentiment word the lexicon lists. ``cad`` holds
-the counterfactually-augmented IMDb reviews: each original beside a minimal human edit that flips it.
+the counterfactually-augmented IMDb reviews: each original beside a minimal human edit that flips it. It is
+read as pairs (``PAIRED_SOURCES``), and the mixture links each side to the other (``Mixture.partners``), so
+that a loss can compare them (``--cad-pair-weight``).
 
 ``neutral`` holds the real sentences with no opinion (``neutral/``), with the soft target
 P(positive) = 0.5 (``neutral.py``); a label in this module is P(positive), 0, 1 or 0.5.
@@ -50,6 +52,7 @@ DERIVED = (  # made from the sources above
 )  # fmt: skip
 SOURCES = (*TRAIN_FILES, *DERIVED)
 COMPOSITION_SOURCES = ("sst2", "yelp", "pros_cons")  # short single sentences, where a rewrite reads naturally
+PAIRED_SOURCES = ("cad",)  # rows 2k and 2k + 1 are one counterfactual pair (data.read_pairs)
 PRAISE_SOURCES = ("sst2", "yelp", "pros_cons", "tweets")  # where negated_praise, composed and nuisance look
 DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file;
     # cad/dev is read as pairs (data.read_pairs), so its pair consistency can be scored too
@@ -97,6 +100,9 @@ def read_training_sets(
     for name, relative in TRAIN_FILES.items():
         if name in ("lexicon", "neutral"):
             sets[name] = (read_lexicon if name == "lexicon" else read_neutral)(data_dir / relative, max_rows)
+            continue
+        if name in PAIRED_SOURCES:  # whole pairs only: an odd row cap keeps one row fewer
+            sets[name] = read_pairs(data_dir / relative).rows(0, None if max_rows is None else max_rows // 2 * 2)
             continue
         start = imdb_dev_rows if name == "imdb" else 0
         sets[name] = read_labelled(data_dir / relative).rows(start, None if max_rows is None else start + max_rows)
@@ -157,14 +163,15 @@ class Mixture:
     """Tokenised training examples from several sources.
 
     ``sequences[i]`` (at most ``max_len`` ids) has label ``labels[i]`` (P(positive): 0, 1, or 0.5 for a
-    sentence with no opinion) and comes from source
-    ``names[sources[i]]``.
+    sentence with no opinion) and comes from source ``names[sources[i]]``. ``partners[i]`` is the index of
+    the other side of its counterfactual pair, or -1: only a pair whose two texts are one window each is linked.
     """
 
     names: list[str]
     sequences: list[list[int]]
     labels: list[float]
     sources: list[int]
+    partners: list[int] | None = None  # None: no example has a partner
 
     def counts(self) -> dict[str, int]:
         """Examples per source, after chunking."""
@@ -195,17 +202,23 @@ class Mixture:
 
 
 def build_mixture(sets: dict[str, LabelledTexts], tokenizer: Tokenizer, max_len: int) -> Mixture:
-    """Tokenise every source and chunk long examples into ``max_len`` windows."""
-    names, sequences, labels, sources = list(sets), [], [], []
+    """Tokenise every source and chunk long examples into ``max_len`` windows; link the pairs of ``PAIRED_SOURCES``."""
+    names, sequences, labels, sources, partners = list(sets), [], [], [], []
     for source, name in enumerate(names):
         rows = sets[name]
+        first_windows = []  # per row: the index of its first window, and how many it has
         for encoding, label in zip(tokenizer.encode_batch(rows.texts), rows.labels, strict=True):
-            for window in chunk(encoding.ids, max_len):
-                if window:
-                    sequences.append(window)
-                    labels.append(label)
-                    sources.append(source)
-    return Mixture(names, sequences, labels, sources)
+            windows = [window for window in chunk(encoding.ids, max_len) if window]
+            first_windows.append((len(sequences), len(windows)))
+            sequences.extend(windows)
+            labels.extend([label] * len(windows))
+            sources.extend([source] * len(windows))
+        partners.extend([-1] * (len(sequences) - len(partners)))
+        if name in PAIRED_SOURCES:
+            for (a, a_windows), (b, b_windows) in zip(first_windows[::2], first_windows[1::2], strict=True):
+                if a_windows == b_windows == 1:
+                    partners[a], partners[b] = b, a
+    return Mixture(names, sequences, labels, sources, partners)
 
 
 def parse_weights(pairs: list[str]) -> dict[str, float]:

@@ -232,6 +232,11 @@ def describe_recipe(metrics: dict) -> str:
         common += f", the token embedding table at {scale:g} × the learning rate and weight decay / {scale:g}"
     if a["ema_decay"]:
         common += f", weights averaged with an exponential moving average (decay {a['ema_decay']})"
+    if a.get("cad_pair_weight"):  # older metrics.json files predate the flag
+        common += (
+            f", a hinge between each CAD review and its edit (weight {a['cad_pair_weight']:g}): the positive "
+            f"side must outscore its twin by {a['cad_pair_margin']:g} logits"
+        )
     if a["teachers"]:
         lines.append(
             f"- {a['teachers']} teacher classifiers fine-tuned from the pre-trained encoder on the true labels, "

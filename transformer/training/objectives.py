@@ -6,6 +6,8 @@ everywhere in this project; the model converts it for attention.
 Shape letters: B = batch, N = sequence length, D = d_model, V = vocabulary, C = classes, M = masked tokens.
 """
 
+from dataclasses import dataclass
+
 import torch
 from torch import nn
 
@@ -33,6 +35,31 @@ def drop_words(input_ids: torch.Tensor, attention_mask: torch.Tensor, rate: floa
     return input_ids.masked_fill(dropped, UNK_ID)
 
 
+@dataclass(frozen=True)
+class PairMargin:
+    """A hinge between the two sides of a counterfactual pair (CAD's original and its edit, opposite labels).
+
+    With ``z = logit(positive) - logit(negative)``, each pair adds ``max(0, margin - (z_positive - z_negative))``:
+    the positive side must read at least ``margin`` logits more positive than its negative twin. The batch's
+    pair term is the mean over its pairs, times ``weight``; weight 0 turns it off.
+    """
+
+    weight: float = 0.0
+    margin: float = 2.0
+
+
+def pair_margin_loss(logits: torch.Tensor, partner_logits: torch.Tensor, sign: torch.Tensor, margin: float):
+    """The hinge of ``PairMargin`` per pair, averaged.
+
+    Shape:
+        logits, partner_logits: (P, C) for the two sides; sign: (P,), +1 where the first side is the positive one,
+        -1 where it is the negative one. Returns a scalar.
+    """
+    z = logits[:, 1] - logits[:, 0]  # (P,)
+    z_partner = partner_logits[:, 1] - partner_logits[:, 0]  # (P,)
+    return nn.functional.relu(margin - sign * (z - z_partner)).mean()
+
+
 def classification_loss(
     model: TransformerClassifier,
     sequences: list[list[int]],
@@ -40,17 +67,29 @@ def classification_loss(
     rows: list[int],
     word_dropout: float,
     label_smoothing: float,
+    partners: list[int] | None = None,
+    pairs: PairMargin = PairMargin(),
 ) -> torch.Tensor:
     """Cross-entropy of the model on ``sequences[rows]`` against target distributions ``targets[rows]`` (n, C).
 
-    Targets may be soft (distillation) or one-hot; word dropout is applied to the inputs first.
+    Targets may be soft (distillation) or one-hot; word dropout is applied to the inputs first. With
+    ``pairs.weight`` > 0, each row that has a partner (``partners[row]`` ≥ 0) is also read beside its partner
+    and the pair's hinge is added; the partner itself adds no cross-entropy here.
     """
     device = next(model.parameters()).device
-    input_ids, attention_mask = pad_ids([sequences[i] for i in rows])  # (B, N) each
+    firsts = [i for i, row in enumerate(rows) if pairs.weight and partners is not None and partners[row] >= 0]
+    paired = [rows[i] for i in firsts]  # (P,): the rows read beside their partners
+    batch = rows + [partners[row] for row in paired]
+    input_ids, attention_mask = pad_ids([sequences[i] for i in batch])  # (B + P, N) each
     input_ids = drop_words(input_ids, attention_mask, word_dropout)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        logits = model(input_ids.to(device), attention_mask.to(device))  # (B, C)
-    return nn.functional.cross_entropy(logits.float(), targets[rows].to(device), label_smoothing=label_smoothing)
+        logits = model(input_ids.to(device), attention_mask.to(device)).float()  # (B + P, C)
+    loss = nn.functional.cross_entropy(logits[: len(rows)], targets[rows].to(device), label_smoothing=label_smoothing)
+    if not paired:
+        return loss
+    positive = targets[paired, 1] > targets[[partners[row] for row in paired], 1]  # (P,)
+    sign = (positive.float() * 2 - 1).to(device)  # (P,)
+    return loss + pairs.weight * pair_margin_loss(logits[firsts], logits[len(rows) :], sign, pairs.margin)
 
 
 class MaskedLanguageModelHead(nn.Module):

@@ -7,7 +7,7 @@ before it ran in this process or were read back from their checkpoints.
 """
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 from torch import nn
@@ -16,7 +16,7 @@ from ..classifier import TransformerClassifier
 from .data import bucketed_batches
 from .loop import Checkpoints, Phase, Schedule, fit
 from .mixture import Mixture
-from .objectives import MaskedLanguageModel, classification_loss, mlm_loss
+from .objectives import MaskedLanguageModel, PairMargin, classification_loss, mlm_loss
 from .scoring import window_probabilities
 
 
@@ -30,6 +30,7 @@ class ClassifierTraining:
     word_dropout: float
     label_smoothing: float
     seed: int
+    pairs: PairMargin = field(default_factory=PairMargin)  # the hinge between counterfactual twins (off at weight 0)
 
 
 def epoch_batches(lengths: list[int], chosen: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -88,7 +89,16 @@ def train_classifier(
         return epoch_batches(lengths, mixture.sample_epoch(setup.weights, rng), setup.batch_size, rng)
 
     def loss(m: nn.Module, rows: list[int]) -> torch.Tensor:
-        return classification_loss(m, mixture.sequences, targets, rows, setup.word_dropout, setup.label_smoothing)
+        return classification_loss(
+            m,
+            mixture.sequences,
+            targets,
+            rows,
+            setup.word_dropout,
+            setup.label_smoothing,
+            mixture.partners,
+            setup.pairs,
+        )
 
     history, best_state = fit(model, Phase(name, batches, loss, score), schedule, checkpoints)
     model.load_state_dict(best_state)
