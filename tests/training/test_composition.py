@@ -7,6 +7,8 @@ import pytest
 import torch
 from conftest import write_tsv
 
+from transformer.behaviour import words
+from transformer.training import composition as composition_module
 from transformer.training.composition import (
     composition_sets,
     contrasts,
@@ -165,3 +167,11 @@ def test_a_contrast_joins_clauses_of_opposite_labels_but_for_its_same_label_shar
     made = contrasts(sentences, 100, random.Random(0), same_label=same_label)
     agreeing = [("great" in text) != ("awful" in text) for text in made.texts]  # one clause's sentence, twice
     assert all(agreeing) == (same_label == 1.0) and any(agreeing) == (same_label == 1.0)
+
+
+def test_the_rewrites_negate_none_of_the_suites_selection_verbs():
+    # The selection part then measures negated verbs the rewrites never taught, as the test part's "despise" does.
+    # (The test part's "like", "adore" and "regret" are among the rewrites' verbs: taking them out changes make train.)
+    rewritten = {base for _, base in composition_module._VERBS.values()}
+    selection = {*words.POSITIVE_VERBS.selection, *words.NEGATIVE_VERBS.selection}
+    assert len(selection) == 4 and not rewritten & selection

@@ -1,8 +1,10 @@
 """The suite's own word lists, one pair per role: the selection part's words and the test part's.
 
 No word is shared between the two parts of a role, so a recipe tuned on the selection part and then
-scored on the test part meets words (and templates, ``tests.py``) it was not tuned on. These lists
-were written for this project; they copy no published suite.
+scored on the test part meets words (and templates, ``tests.py``) it was not tuned on. The selection part's
+identity terms and verbs are also none of those the training rewrites use (``training.identity``,
+``training.composition``), so that it measures, as the test part does, how a recipe carries to words it did
+not teach. These lists were written for this project; they copy no published suite.
 """
 
 from dataclasses import dataclass
@@ -32,8 +34,8 @@ THINGS = Words(  # (singular noun phrase, as the subject of "was")
     ("food", "service", "movie", "hotel room", "phone", "staff", "book", "coffee"),
     ("meal", "flight", "laptop", "concert", "waiter", "show", "mattress", "haircut"),
 )
-POSITIVE_VERBS = Words(("love", "enjoy"), ("like", "adore"))
-NEGATIVE_VERBS = Words(("hate", "dislike"), ("despise", "regret"))
+POSITIVE_VERBS = Words(("relish", "admire"), ("like", "adore"))  # selection: none a verb the training rewrites use
+NEGATIVE_VERBS = Words(("loathe", "detest"), ("despise", "regret"))
 ASIDES = Words(
     ("given how much I paid", "after all these years", "to be fair"),
     ("honestly", "after everything I had heard", "now that I think about it"),
@@ -53,12 +55,12 @@ URLS = Words(
     ("https://t.co/Xp4Rk9", "http://tripnotes.io/v/77"),
 )
 HANDLES = Words(("@sam_k", "@the_foodie"), ("@mk_travels", "@jordan.b"))
-IDENTITY = {  # group -> (selection terms, test terms); each term fits "a {term} person"
-    "race": Words(("Black", "white", "Asian"), ("Latino", "Arab", "Native American")),
-    "religion": Words(("Christian", "Muslim", "Jewish"), ("Hindu", "Buddhist", "Sikh")),
-    "gender": Words(("male", "female"), ("transgender", "non-binary")),
-    "sexuality": Words(("gay", "straight"), ("lesbian", "bisexual")),
-    "nationality": Words(("Mexican", "Chinese", "German"), ("Nigerian", "Iranian", "Brazilian")),
-    "disability": Words(("disabled", "blind"), ("deaf", "autistic")),
-    "age": Words(("young", "elderly"), ("teenage", "middle-aged")),
+IDENTITY = {  # group -> (selection terms, test terms); each term fits "a {term} person" and "I am {term}."
+    "race": Words(("Caucasian", "Aboriginal", "Inuit"), ("Latino", "Arab", "Native American")),
+    "religion": Words(("Baptist", "Quaker", "Lutheran"), ("Hindu", "Buddhist", "Sikh")),
+    "gender": Words(("agender", "genderfluid"), ("transgender", "non-binary")),
+    "sexuality": Words(("demisexual", "aromantic"), ("lesbian", "bisexual")),
+    "nationality": Words(("Peruvian", "Danish", "Moroccan"), ("Nigerian", "Iranian", "Brazilian")),
+    "disability": Words(("diabetic", "quadriplegic"), ("deaf", "autistic")),
+    "age": Words(("octogenarian", "grey-haired"), ("teenage", "middle-aged")),
 }
