@@ -482,9 +482,9 @@ def test_the_pair_hinge_is_hand_computed_and_signed_by_which_side_is_positive():
     partner_logits = torch.tensor([[0.0, -1.0], [0.0, 0.0], [0.0, 0.0]])  # z = -1, 0, 0
     sign = torch.tensor([1.0, 1.0, -1.0])  # the first side is positive, positive, negative
     # hinges: max(0, 2 - 4) = 0, max(0, 2 - 0.5) = 1.5, max(0, 2 - (-1)·(-1 - 0)) = 1
-    torch.testing.assert_close(pair_margin_loss(logits, partner_logits, sign, 2.0), torch.tensor(2.5 / 3))
+    torch.testing.assert_close(pair_margin_loss(logits, partner_logits, sign, 2.0), torch.tensor([0.0, 1.5, 1.0]))
     flipped = pair_margin_loss(logits, partner_logits, -sign, 2.0)  # the check has power: the sign matters
-    assert abs(flipped.item() - 2.5 / 3) > 0.5
+    torch.testing.assert_close(flipped, torch.tensor([6.0, 2.5, 3.0]))
 
 
 def test_at_weight_zero_the_pairs_change_nothing():
@@ -508,5 +508,6 @@ def test_a_paired_row_is_read_beside_its_partner_and_adds_weight_times_its_hinge
         logits = model(ids, mask)
     cross_entropy = nn.functional.cross_entropy(logits[:3], targets[rows])
     hinge = pair_margin_loss(logits[[0]], logits[[3]], torch.tensor([-1.0]), 5.0)
-    assert hinge.item() > 0  # the margin is not met by an untrained model, so the term is there
-    torch.testing.assert_close(found.detach(), cross_entropy + 0.7 * hinge, atol=1e-6, rtol=1e-6)
+    assert hinge.sum().item() > 0  # the margin is not met by an untrained model, so the term is there
+    # One pair among three rows: its hinge weighs as one row of the batch does.
+    torch.testing.assert_close(found.detach(), cross_entropy + 0.7 * hinge.sum() / 3, atol=1e-6, rtol=1e-6)

@@ -41,7 +41,8 @@ class PairMargin:
 
     With ``z = logit(positive) - logit(negative)``, each pair adds ``max(0, margin - (z_positive - z_negative))``:
     the positive side must read at least ``margin`` logits more positive than its negative twin. The batch's
-    pair term is the mean over its pairs, times ``weight``; weight 0 turns it off.
+    pair term is the sum over its pairs divided by the batch's rows, times ``weight``, so that at weight 1 a pair
+    weighs as much as one row's cross-entropy; weight 0 turns it off.
     """
 
     weight: float = 0.0
@@ -49,15 +50,15 @@ class PairMargin:
 
 
 def pair_margin_loss(logits: torch.Tensor, partner_logits: torch.Tensor, sign: torch.Tensor, margin: float):
-    """The hinge of ``PairMargin`` per pair, averaged.
+    """The hinge of ``PairMargin`` of each pair.
 
     Shape:
         logits, partner_logits: (P, C) for the two sides; sign: (P,), +1 where the first side is the positive one,
-        -1 where it is the negative one. Returns a scalar.
+        -1 where it is the negative one. Returns (P,).
     """
     z = logits[:, 1] - logits[:, 0]  # (P,)
     z_partner = partner_logits[:, 1] - partner_logits[:, 0]  # (P,)
-    return nn.functional.relu(margin - sign * (z - z_partner)).mean()
+    return nn.functional.relu(margin - sign * (z - z_partner))
 
 
 def classification_loss(
@@ -89,7 +90,8 @@ def classification_loss(
         return loss
     positive = targets[paired, 1] > targets[[partners[row] for row in paired], 1]  # (P,)
     sign = (positive.float() * 2 - 1).to(device)  # (P,)
-    return loss + pairs.weight * pair_margin_loss(logits[firsts], logits[len(rows) :], sign, pairs.margin)
+    hinges = pair_margin_loss(logits[firsts], logits[len(rows) :], sign, pairs.margin)  # (P,)
+    return loss + pairs.weight * hinges.sum() / len(rows)
 
 
 class MaskedLanguageModelHead(nn.Module):
