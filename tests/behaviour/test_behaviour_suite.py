@@ -26,12 +26,12 @@ ENGLISH = {
     "positive": set(
         "good great excellent lovely wonderful pleasant enjoyable solid superb delightful terrific outstanding "
         "brilliant charming first-rate fantastic splendid marvellous perfect "
-        "love enjoy like adore appreciate admire cherish relish".split()
+        "love enjoy like adore appreciate admire cherish relish treasure".split()
     ),
     "negative": set(
         "bad awful terrible poor disappointing unpleasant boring mediocre dreadful lousy horrible miserable tedious "
         "shoddy appalling dull dismal nasty abysmal "
-        "hate dislike despise regret loathe detest resent".split()
+        "hate dislike despise regret loathe detest resent abhor".split()
     ),
 }
 

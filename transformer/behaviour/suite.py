@@ -115,7 +115,7 @@ EXPECTED = {
     "test": ("Everyone said the {thing} would be {adj}, but it wasn't.", "It was supposed to be {adj}. It was not."),
 }  # fmt: skip
 EXPECTED_VERB = {
-    "selection": ("I expected to {verb} it, but I didn't.",),
+    "selection": ("I expected to {verb} it, but I didn't.", "Everybody thought I would {verb} the {thing}; I didn't."),
     "test": ("My friends swore I would {verb} the {thing}. I did not.",),
 }
 CONTRAST = {  # the second clause carries the label

@@ -34,8 +34,10 @@ THINGS = Words(  # (singular noun phrase, as the subject of "was")
     ("food", "service", "movie", "hotel room", "phone", "staff", "book", "coffee"),
     ("meal", "flight", "laptop", "concert", "waiter", "show", "mattress", "haircut"),
 )
-POSITIVE_VERBS = Words(("relish", "admire"), ("like", "adore"))  # selection: none a verb the training rewrites use
-NEGATIVE_VERBS = Words(("loathe", "detest"), ("despise", "regret"))
+# Selection: four verbs a side, none one the training rewrites use, so that one verb read wrongly moves its tests by a
+# quarter, not a half (the test part's two a side are as the targets were set).
+POSITIVE_VERBS = Words(("relish", "admire", "cherish", "treasure"), ("like", "adore"))
+NEGATIVE_VERBS = Words(("loathe", "detest", "resent", "abhor"), ("despise", "regret"))
 ASIDES = Words(
     ("given how much I paid", "after all these years", "to be fair"),
     ("honestly", "after everything I had heard", "now that I think about it"),
