@@ -3,6 +3,7 @@ page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an 
 colour controls shown only where they change something."""
 
 import dataclasses
+import json
 import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
@@ -229,6 +230,50 @@ def test_export_files_are_built_when_a_button_is_clicked_and_saved_each_time(bro
         assert len(exported_files() - before) <= 2  # one file per content, in the bounded folder
     finally:
         context.close()
+
+
+def wait_for_held(page, held: list) -> None:
+    """Waits until a route of ``page`` holds a request in ``held`` (the routes run while the page waits)."""
+    deadline = time.monotonic() + TIMEOUT_MS / 1000
+    while not held and time.monotonic() < deadline:
+        page.wait_for_timeout(50)
+    assert held, "no request was held"
+
+
+def test_a_tabs_late_answer_leaves_the_address_and_the_page_on_the_tab_on_screen(browser, url):
+    """Attention is clicked, then Export, and Attention's answer comes back last (a slow line; CI once saw it). The
+    address names Export all along, and Export is drawn again as the page's current view, with its controls."""
+    context, page = fresh_page(browser, url, "?view=positional-encoding&text=a%20charming%20journey")
+    held, holding = [], {"Attention"}
+
+    def hold(route, request):
+        tab = json.loads(request.post_data or "{}").get("event_data", {}).get("value")
+        held.append(route) if "*" in holding or tab in holding else route.continue_()
+
+    try:
+        page.wait_for_function(SETTLED)
+        page.route("**/gradio_api/run/predict*", hold)
+        page.route("**/gradio_api/queue/join*", hold)
+        open_tab(page, "attention")
+        wait_for_held(page, held)
+        open_tab(page, "export")  # drawn, and the address written, while Attention's answer is held
+        page.wait_for_function("() => document.querySelector('#export-summary').textContent.includes('CSV holds')")
+        page.wait_for_function("() => new URL(location.href).searchParams.get('view') === 'export'")
+        holding.add("*")  # from now on every request is held: the redraw that Attention's late answer calls for
+        held.pop().continue_()
+        wait_for_held(page, held)
+        assert query(page)["view"] == ["export"]  # Attention's answer is in, its colour controls with it
+        assert colour_controls_shown(page)
+        holding.clear()
+        held.pop().continue_()
+        page.wait_for_function("() => !document.querySelector('#colour-scale')?.checkVisibility()")
+        assert query(page)["view"] == ["export"] and not colour_controls_shown(page)
+    finally:
+        context.close()
+
+
+def query(page) -> dict:
+    return parse_qs(urlsplit(page.url).query)
 
 
 def swipe_down(session, x: float, y: float, steps: int = 10, step_px: float = 20) -> None:

@@ -182,13 +182,13 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("draw_view", "open_view")]
+    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("redraw_view", "open_view")]
     assert {"attributions", "knockout", "patching"} <= {fn.fn.args[0] for fn in fns if fn.name == "open_view"}
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
         view_id = fn.fn.args[0]
-        if view_draw(fn) == "draw_view":  # the hidden redraw button: its inputs are the drawing's
+        if view_draw(fn) == "redraw_view":  # the hidden redraw button: its inputs are the drawing's
             assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
         else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
             values = {block: view_id if block.elem_id == "current-view" else block.value for block in fn.inputs}
@@ -196,6 +196,17 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
     hidden = {view_id for view_id, shown in declared.items() if not shown}
     assert {"positional-encoding", "export", "errors", "word-order", "token-embeddings"} <= hidden
     assert not hidden & {"attention", "all-heads", "compare", "knockout", "rollout"}
+
+
+def test_the_hidden_redraw_makes_its_view_the_current_one(app):
+    """``page.js`` presses a view's hidden redraw button only for the tab on screen, also where a tab's late answer
+    left ``current_view`` naming another view: the redraw makes its view current and sets the colour controls."""
+    parts = page_parts(app)
+    for view_id, coloured in (("export", False), ("attention", True), ("positional-encoding", False)):
+        values = {c: c.value for c in parts.drawings[view_id].inputs}
+        drawn = parts.redraw_view(view_id, values)
+        assert drawn[parts.current_view] == view_id
+        assert drawn[parts.colour_controls]["visible"] is coloured
 
 
 def view_draw(fn) -> str | None:

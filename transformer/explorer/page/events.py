@@ -178,6 +178,11 @@ class PageParts:
             return {self.current_view: gr.skip()} | self.show_colour_controls(view)
         return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
 
+    def redraw_view(self, view: str, values: dict) -> dict:
+        """``view`` drawn again as the view on screen (``page.js`` presses its hidden button only for the tab on
+        screen): also where a tab's answer came back after the next tab's and left ``current_view`` behind."""
+        return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
+
     @property
     def restored(self) -> list:
         """``restore_view``'s outputs: the text (to ``restored_text``), the page's controls, then ``analyzed``."""
@@ -290,7 +295,8 @@ def own_draws(parts: PageParts, view: str, jobs: LongJobs, events: dict) -> list
     drawing = parts.drawings[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
     inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
-    drawn = [jobs.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)]
+    on_screen = [parts.current_view, parts.colour_controls, *outputs]
+    drawn = [jobs.draw(redraw_button.click, named(parts.redraw_view, view), inputs, on_screen, events, on_show)]
     if drawing.triggers:
         on_control = functools.partial(parts.draw_view, view)
         on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests

@@ -130,13 +130,24 @@
     // changes until the page load has read the address (`openAddressView`): Gradio selects the first tab as the page
     // mounts, and writing the address then would lose the view it asks for. Each view in `redraw` is redrawn when on
     // screen, by pressing its hidden button: each view has its own events, so no event names every view's components.
+    // The address names the tab on screen, not the view in `values`: a tab's answer can come back after the next
+    // tab's (two tabs clicked in quick succession) and name the view the person left; the tab on screen is then
+    // drawn again, which makes it the page's current view again.
     function writeAddress(values, names, redraw = []) {
         if (!explorer.addressRead) return;
-        const view = setAddress(values, names);
-        if (redraw.includes(view)) redrawView(values, view);
+        const current = values[names.indexOf("view")];
+        const view = setAddress(values, names, tabOnScreen() ?? current);
+        if (redraw.includes(view) || view !== current) redrawView(values, view);
     }
 
-    // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
+    // The view whose tab is selected, or undefined before the tabs mount.
+    function tabOnScreen() {
+        const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
+        return explorerConfig.viewOfTitle[tab?.textContent.trim()];
+    }
+
+    // Redraws `view` by pressing its hidden button, whose event (the page's) makes it the current view, draws it and
+    // then writes the address.
     function redrawView(values, view) {
         document.getElementById(explorerConfig.redrawId + view)?.click();
     }
@@ -146,7 +157,7 @@
     function openAddressView(values, names) {
         explorer.addressRead = true;
         if (new URL(window.location.href).searchParams.get("view") === "api") return openApiPage();
-        const view = setAddress(values, names);
+        const view = setAddress(values, names, values[names.indexOf("view")]);
         const tab = [...document.querySelectorAll("#views [data-tab-id]")].find((b) => b.dataset.tabId === view);
         if (tab && tab.getAttribute("aria-selected") !== "true") tab.click();
     }
@@ -160,11 +171,11 @@
         button?.click();
     }
 
-    // Writes the address from `values` (see `writeAddress`) and returns the view they name. While one of Gradio's
-    // own pages is open (`?view=api`: the API page), the address is Gradio's: rewriting its `view` would close it.
-    function setAddress(values, names) {
+    // Writes the address of `view` from `values` (see `writeAddress`) and returns `view`: its own parameters that
+    // `names` lists are written, those of other views dropped. While one of Gradio's own pages is open (`?view=api`:
+    // the API page), the address is Gradio's: rewriting its `view` would close it.
+    function setAddress(values, names, view) {
         const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, gradioViews} = explorerConfig;
-        const view = values[names.indexOf("view")];
         const url = new URL(window.location.href);
         if (gradioViews.includes(url.searchParams.get("view"))) return view;
         url.searchParams.delete("deep_link");
@@ -172,7 +183,7 @@
         for (const name of urlParams) {
             const kept = globalParams.includes(name) || (viewParams[view] || []).includes(name);
             if (kept && !names.includes(name)) continue;
-            const value = values[names.indexOf(name)];
+            const value = name === "view" ? view : values[names.indexOf(name)];
             const shown = Array.isArray(value) ? value.join(",") : String(value ?? "");
             const fits = !textParams.includes(name) || encodeURIComponent(shown).length <= maxUrlText;
             if (kept && fits && shown.trim()) {
@@ -193,8 +204,7 @@
         const inputs = values.slice(0, count);
         const box = document.querySelector("#sentence textarea, #sentence input");
         if (box) inputs[0] = box.value; // what the box shows is what is analysed, whatever Gradio last stored
-        const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
-        const view = explorerConfig.viewOfTitle[tab?.textContent.trim()];
+        const view = tabOnScreen();
         if (view) inputs[count - 1] = view;
         return inputs;
     }
