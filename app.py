@@ -67,6 +67,7 @@ def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
         parts = lay_out_page(loaded.model, registry)
         events.analyze(parts)
         events.view_events(parts)
+        events.current_button(parts)
         events.share(parts)
         events.load_page(demo, parts)
         release_on_unload(demo)

@@ -242,7 +242,7 @@ def wait_for_held(page, held: list) -> None:
 
 def test_a_tabs_late_answer_leaves_the_address_and_the_page_on_the_tab_on_screen(browser, url):
     """Attention is clicked, then Export, and Attention's answer comes back last (a slow line; CI once saw it). The
-    address names Export all along, and Export is drawn again as the page's current view, with its controls."""
+    address names Export all along, and the page makes Export its current view again, with Export's controls."""
     context, page = fresh_page(browser, url, "?view=positional-encoding&text=a%20charming%20journey")
     held, holding = [], {"Attention"}
 
@@ -259,11 +259,12 @@ def test_a_tabs_late_answer_leaves_the_address_and_the_page_on_the_tab_on_screen
         open_tab(page, "export")  # drawn, and the address written, while Attention's answer is held
         page.wait_for_function("() => document.querySelector('#export-summary').textContent.includes('CSV holds')")
         page.wait_for_function("() => new URL(location.href).searchParams.get('view') === 'export'")
-        holding.add("*")  # from now on every request is held: the redraw that Attention's late answer calls for
+        holding.add("*")  # from now on every request is held: the one that Attention's late answer calls for
         held.pop().continue_()
         wait_for_held(page, held)
         assert query(page)["view"] == ["export"]  # Attention's answer is in, its colour controls with it
         assert colour_controls_shown(page)
+        assert json.loads(held[0].request.post_data)["data"] == ["export"]  # Export made the current view
         holding.clear()
         held.pop().continue_()
         page.wait_for_function("() => !document.querySelector('#colour-scale')?.checkVisibility()")

@@ -182,13 +182,13 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("redraw_view", "open_view")]
+    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("draw_view", "open_view")]
     assert {"attributions", "knockout", "patching"} <= {fn.fn.args[0] for fn in fns if fn.name == "open_view"}
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
         view_id = fn.fn.args[0]
-        if view_draw(fn) == "redraw_view":  # the hidden redraw button: its inputs are the drawing's
+        if view_draw(fn) == "draw_view":  # the hidden redraw button: its inputs are the drawing's
             assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
         else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
             values = {block: view_id if block.elem_id == "current-view" else block.value for block in fn.inputs}
@@ -198,15 +198,17 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
     assert not hidden & {"attention", "all-heads", "compare", "knockout", "rollout"}
 
 
-def test_the_hidden_redraw_makes_its_view_the_current_one(app):
-    """``page.js`` presses a view's hidden redraw button only for the tab on screen, also where a tab's late answer
-    left ``current_view`` naming another view: the redraw makes its view current and sets the colour controls."""
+def test_the_hidden_current_button_makes_the_tab_on_screen_the_current_view(app):
+    """``page.js`` presses it where a tab's late answer left ``current_view`` naming another view than the tab on
+    screen, whose name its ``js`` puts in as the input: that view becomes current, with its colour controls, and
+    nothing is drawn."""
     parts = page_parts(app)
+    (fn,) = [fn for fn in app.demo.fns.values() if fn.name == "make_current"]
+    assert [block.elem_id for block in fn.inputs] == ["current-view"] and "tabOnScreenInput" in fn.js
+    assert set(fn.outputs) == {parts.current_view, parts.colour_controls} and not fn.queue
     for view_id, coloured in (("export", False), ("attention", True), ("positional-encoding", False)):
-        values = {c: c.value for c in parts.drawings[view_id].inputs}
-        drawn = parts.redraw_view(view_id, values)
-        assert drawn[parts.current_view] == view_id
-        assert drawn[parts.colour_controls]["visible"] is coloured
+        made = parts.make_current(view_id)
+        assert made[parts.current_view] == view_id and made[parts.colour_controls]["visible"] is coloured
 
 
 def view_draw(fn) -> str | None:

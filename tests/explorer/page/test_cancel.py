@@ -173,7 +173,7 @@ def test_a_heavy_tabs_draws_have_a_progress_bar_and_its_cancel_button_cancels_ea
     click cancels every one. The page's own views (Prediction, Attention) draw as before, with no long job."""
     fns, parts = app.demo.fns, app_parts(app)
     long = long_jobs(app, view)
-    assert sorted(fns[i].name for i in long) == sorted(["open_view", "redraw_view", HEAVY[view]])
+    assert sorted(fns[i].name for i in long) == sorted(["open_view", "draw_view", HEAVY[view]])
     assert all(fns[i].tracks_progress and fns[i].queue for i in long)
     cancel = parts.drawings[view].cancel
     (cancelling,) = [fn for fn in fns.values() if fn.cancels and (cancel._id, "click") in fn.targets]

@@ -72,6 +72,7 @@ def script_config(registry: Registry) -> dict:
         "linkParam": LINK_PARAM,
         "gradioViews": GRADIO_VIEWS,
         "redrawId": scripts.REDRAW_ID,
+        "currentId": scripts.CURRENT_ID,
         "viewOfTitle": registry.titles,
         "phone": {"phonePx": theme.PHONE_PX, "modebarPx": theme.MODEBAR_PX, "phoneGridLabels": theme.PHONE_GRID_LABELS},
     }

@@ -178,10 +178,11 @@ class PageParts:
             return {self.current_view: gr.skip()} | self.show_colour_controls(view)
         return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
 
-    def redraw_view(self, view: str, values: dict) -> dict:
-        """``view`` drawn again as the view on screen (``page.js`` presses its hidden button only for the tab on
-        screen): also where a tab's answer came back after the next tab's and left ``current_view`` behind."""
-        return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
+    def make_current(self, view: str) -> dict:
+        """``view``, the tab on screen, made the current view with its colour controls, drawing nothing: where a
+        tab's answer came back after the next tab's and left ``current_view`` behind (``page.js`` ``writeAddress``).
+        The next click on that earlier tab then draws it again rather than finding it current."""
+        return {self.current_view: view} | self.show_colour_controls(view)
 
     @property
     def restored(self) -> list:
@@ -260,6 +261,16 @@ def analyze(parts: PageParts) -> None:
     gr.on([page.scale.input, page.leave_out.input], **write_address(parts, redraw=list(parts.drawings)))
 
 
+def current_button(parts: PageParts) -> None:
+    """The hidden button ``page.js`` presses to make the tab on screen the current view (``make_current``): its
+    ``js`` hands over that tab's view as the input."""
+    button = gr.Button(visible="hidden", elem_id=scripts.CURRENT_ID)
+    outputs = [parts.current_view, parts.colour_controls]
+    button.click(
+        parts.make_current, parts.current_view, outputs, js=scripts.call("tabOnScreenInput"), queue=False, **PRIVATE
+    )
+
+
 def view_events(parts: PageParts) -> None:
     """Each view's own events: its tab selected, its hidden redraw button, its controls, its quick redraws and long
     computations; then the address."""
@@ -295,8 +306,7 @@ def own_draws(parts: PageParts, view: str, jobs: LongJobs, events: dict) -> list
     drawing = parts.drawings[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
     inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
-    on_screen = [parts.current_view, parts.colour_controls, *outputs]
-    drawn = [jobs.draw(redraw_button.click, named(parts.redraw_view, view), inputs, on_screen, events, on_show)]
+    drawn = [jobs.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)]
     if drawing.triggers:
         on_control = functools.partial(parts.draw_view, view)
         on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests

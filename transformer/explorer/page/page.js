@@ -131,23 +131,17 @@
     // mounts, and writing the address then would lose the view it asks for. Each view in `redraw` is redrawn when on
     // screen, by pressing its hidden button: each view has its own events, so no event names every view's components.
     // The address names the tab on screen, not the view in `values`: a tab's answer can come back after the next
-    // tab's (two tabs clicked in quick succession) and name the view the person left; the tab on screen is then
-    // drawn again, which makes it the page's current view again.
+    // tab's (two tabs clicked in quick succession) and name the view the person left. The tab on screen is then
+    // made the page's current view again (its hidden button), so that the view left is drawn afresh when next opened.
     function writeAddress(values, names, redraw = []) {
         if (!explorer.addressRead) return;
         const current = values[names.indexOf("view")];
         const view = setAddress(values, names, tabOnScreen() ?? current);
-        if (redraw.includes(view) || view !== current) redrawView(values, view);
+        if (view !== current) document.getElementById(explorerConfig.currentId)?.click();
+        if (redraw.includes(view)) redrawView(values, view);
     }
 
-    // The view whose tab is selected, or undefined before the tabs mount.
-    function tabOnScreen() {
-        const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
-        return explorerConfig.viewOfTitle[tab?.textContent.trim()];
-    }
-
-    // Redraws `view` by pressing its hidden button, whose event (the page's) makes it the current view, draws it and
-    // then writes the address.
+    // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
     function redrawView(values, view) {
         document.getElementById(explorerConfig.redrawId + view)?.click();
     }
@@ -194,6 +188,18 @@
         }
         window.history.replaceState(window.history.state, "", url);
         return view;
+    }
+
+    // The view whose tab is selected, or undefined before the tabs mount.
+    function tabOnScreen() {
+        const tab = document.querySelector('#views button[role="tab"][aria-selected="true"]');
+        return explorerConfig.viewOfTitle[tab?.textContent.trim()];
+    }
+
+    // The hidden current-view button's input: the view on screen (its `values` as they were before the tabs mount).
+    function tabOnScreenInput(values) {
+        const view = tabOnScreen();
+        return view === undefined ? values : [view];
     }
 
     // Before an analysis: its first input becomes the box's text as shown, its last (the view to draw) the tab on
@@ -270,6 +276,7 @@
         copyLink,
         writeAddress,
         redrawView,
+        tabOnScreenInput,
         openAddressView,
         onScreenView,
         openText,

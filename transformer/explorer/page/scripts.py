@@ -14,6 +14,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 SCRIPTS = [HERE / "page.js", HERE / "phone.js"]
 REDRAW_ID = "redraw-"  # + a view's id: the element id of its hidden redraw button, which ``writeAddress`` presses
+CURRENT_ID = "make-current"  # the hidden button that ``writeAddress`` presses to make the tab on screen current
 
 
 def head(config: dict) -> str:
