@@ -163,8 +163,8 @@ class PageParts:
         controls are as they were, so it can be run again). The button shows only on its tab, so the tab is on screen
         even where a tab's opening was cancelled before ``open_view`` said so."""
         said = f"**{runner.CANCELLED}** Nothing was computed or kept; it runs again when you ask again."
-        shown = {self.failures[view]: gr.update(value=said, visible=True), self.current_view: view}
-        return self.hide_cancel(view) | shown | self.show_colour_controls(view)
+        shown = {self.failures[view]: gr.update(value=said, visible=True)}
+        return self.hide_cancel(view) | shown | self.make_current(view)
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -176,12 +176,12 @@ class PageParts:
         """
         if view == values[self.current_view]:
             return {self.current_view: gr.skip()} | self.show_colour_controls(view)
-        return {self.current_view: view} | self.draw_view(view, values) | self.show_colour_controls(view)
+        return self.make_current(view) | self.draw_view(view, values)
 
     def make_current(self, view: str) -> dict:
-        """``view``, the tab on screen, made the current view with its colour controls, drawing nothing: where a
-        tab's answer came back after the next tab's and left ``current_view`` behind (``page.js`` ``writeAddress``).
-        The next click on that earlier tab then draws it again rather than finding it current."""
+        """``view`` made the current view with its colour controls, drawing nothing. Also the hidden button's
+        handler, for the tab on screen where a tab's answer came back after the next tab's and left ``current_view``
+        behind (``page.js`` ``writeAddress``): the next click on that earlier tab then draws it again."""
         return {self.current_view: view} | self.show_colour_controls(view)
 
     @property
