@@ -66,7 +66,7 @@ from .training.scoring import composition_scores, neutral_scores, positive_proba
 DEFAULT_WEIGHTS = [
     "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
     "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "composed=0.3", "identity=1",
-    "neutral=0.5", "neutral_people=2", "nuisance=1",
+    "neutral=0.5", "neutral_people=2", "nuisance=1", "verbs=1",
 ]  # fmt: skip
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,

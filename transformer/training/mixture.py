@@ -20,8 +20,9 @@ More sources are made from the real sentences rather than read (``DERIVED``): ``
 picks the real positive sentences that hold a negation word and ``composed`` the real sentences with
 a negation or contrast word, as many of each label; ``identity`` (``identity.py``) teaches that who a
 sentence is about does not change its label, ``neutral_people`` (``neutral.py``) that a plain statement
-about a person reads 0.5, and ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles,
-hashtags, emoji and typos carry no opinion.
+about a person reads 0.5, ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles,
+hashtags, emoji and typos carry no opinion, and ``verbs`` (``verbs.py``) that a negated or denied opinion
+verb turns its opinion over.
 """
 
 import random
@@ -35,6 +36,7 @@ from .data import LabelledTexts, read_labelled, read_lines, read_pairs
 from .identity import identity_set
 from .neutral import neutral_people, read_neutral
 from .nuisance import nuisance_set
+from .verbs import verb_set
 
 TRAIN_FILES = {
     "sst2": "sst2/glue_train.tsv",
@@ -49,6 +51,7 @@ TRAIN_FILES = {
 }
 DERIVED = (  # made from the sources above
     "negation", "expectation", "contrast", "negated_praise", "composed", "identity", "neutral_people", "nuisance",
+    "verbs",
 )  # fmt: skip
 SOURCES = (*TRAIN_FILES, *DERIVED)
 COMPOSITION_SOURCES = ("sst2", "yelp", "pros_cons")  # short single sentences, where a rewrite reads naturally
@@ -114,6 +117,7 @@ def read_training_sets(
     sets["identity"] = identity_set([sets[name] for name in TRAIN_FILES if name not in ("lexicon", "neutral")], seed)
     sets["neutral_people"] = neutral_people(seed).rows(0, max_rows)
     sets["nuisance"] = nuisance_set(praise, sets["lexicon"], seed)
+    sets["verbs"] = verb_set(seed).rows(0, max_rows)
     return sets
 
 

@@ -44,6 +44,8 @@ DATASETS = [
     ("nuisance", "real sentences with a name, place or number swapped, a URL, handle, hashtag or emoji added, "
      "or a typo in the opinion word (label kept)", "as its sources", "this project (2026), "
      "`transformer/training/nuisance.py`"),
+    ("verbs", "opinion verbs stated, negated or denied in this project's frames (\"i did n't hate the pasta\")",
+     "MIT (this project)", "this project (2026), `transformer/training/verbs.py`"),
 ]  # fmt: skip
 
 SET_NAMES = {

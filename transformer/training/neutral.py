@@ -12,7 +12,8 @@ Two sources, both labelled ``NEUTRAL``:
   an identity term (``identity.IDENTITY_TERMS``, every group), a person noun, a name, a place or a number,
   and no opinion ("my coworker is jewish .", "imani moved to oslo in 2011 ."). They come in counterfactual
   sets: one sentence with every term of a group, so the target teaches both the middle and that the term
-  does not move it.
+  does not move it. Sets of invented words in the term's place ("i 'm velorian .") teach the same of words the
+  lists cannot hold: a rare attribute word that WordPiece cuts into pieces that carry review sentiment.
 
 The templates share none of the behavioural suite's (``tests/training/test_neutral.py`` checks).
 """
@@ -49,6 +50,9 @@ EVERYDAY_TEMPLATES = (  # no identity term: names, places, numbers, people doing
 )  # fmt: skip
 _NOUNS = ("student", "teacher", "nurse", "driver", "parent", "neighbour")  # fit every term
 _GENDERED = ("man", "woman", "guy", "lady", "mother", "father")  # not after a gender term ("a male lady")
+_ONSETS = ("b", "d", "f", "g", "k", "l", "m", "n", "p", "r", "s", "t", "v", "z", "br", "dr", "gr", "kr", "pl", "st")
+_VOWELS = ("a", "e", "i", "o", "u", "ai", "ou", "ea")
+_SUFFIXES = ("ian", "ese", "ish", "ic", "i", "an", "ist", "al", "ite", "ual", "ary", "ean")
 
 
 def strip_cues(text: str) -> str:
@@ -87,9 +91,18 @@ def fill(template: str, term: str, rng: random.Random) -> str:
     )  # fmt: skip
 
 
-def neutral_people(seed: int, per_term: int = 30, everyday: int = 3000) -> LabelledTexts:
+def invented_word(rng: random.Random) -> str:
+    """A made-up attribute word of two or three syllables and a suffix ("velorian", "drakoubese")."""
+    syllables = "".join(rng.choice(_ONSETS) + rng.choice(_VOWELS) for _ in range(rng.randint(2, 3)))
+    return syllables.rstrip("aeiou") + rng.choice(_SUFFIXES)
+
+
+def neutral_people(
+    seed: int, per_term: int = 30, everyday: int = 3000, invented: int = 120, invented_size: int = 6
+) -> LabelledTexts:
     """Neutral statements with the target ``NEUTRAL``, shuffled: ``per_term`` counterfactual sets per identity
-    group, and ``everyday`` statements without a term (``EVERYDAY_TEMPLATES``).
+    group, ``invented`` sets of ``invented_size`` made-up words (``invented_word``, new words in every set),
+    and ``everyday`` statements without a term (``EVERYDAY_TEMPLATES``).
 
     A set is one template with one draw of its people, places and numbers, filled with every term of the group
     in turn, so the rows differ only in the term: the same target on each teaches that the term does not move
@@ -97,10 +110,11 @@ def neutral_people(seed: int, per_term: int = 30, everyday: int = 3000) -> Label
     """
     rng = random.Random(f"neutral-{seed}")
     texts = []
-    for terms in IDENTITY_TERMS.values():
-        for _ in range(per_term):
-            template, draw = rng.choice(IDENTITY_TEMPLATES), rng.random()
-            texts += [fill(template, term, random.Random(draw)) for term in terms]  # one draw for the whole set
+    term_sets = [terms for terms in IDENTITY_TERMS.values() for _ in range(per_term)]
+    term_sets += [[invented_word(rng) for _ in range(invented_size)] for _ in range(invented)]
+    for terms in term_sets:
+        template, draw = rng.choice(IDENTITY_TEMPLATES), rng.random()
+        texts += [fill(template, term, random.Random(draw)) for term in terms]  # one draw for the whole set
     texts += [fill(rng.choice(EVERYDAY_TEMPLATES), "", rng) for _ in range(everyday)]
     rng.shuffle(texts)  # so that a row cap (``--max-rows``) keeps every group
     return LabelledTexts(None, texts, [NEUTRAL] * len(texts))
