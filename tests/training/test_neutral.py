@@ -14,7 +14,8 @@ from transformer.behaviour import suite as suite_module
 from transformer.training import neutral
 from transformer.training.composition import composed_sentences
 from transformer.training.data import LabelledTexts
-from transformer.training.identity import IDENTITY_TERMS
+from transformer.training.identity import IDENTITY_TERMS, RELATIONS
+from transformer.training.nuisance import NAMES, PLACES
 from transformer.training.objectives import classification_loss, target_distributions
 
 
@@ -47,17 +48,17 @@ def test_the_reader_strips_the_cues_the_data_readme_lists_and_gives_every_row_on
 
 
 def test_neutral_statements_cover_every_term_of_every_group_with_one_half():
-    made = neutral.neutral_people(seed=0, per_term=3, everyday=20)
+    made = neutral.neutral_people(seed=0, per_term=3, everyday=20, invented=0)
     terms = [term for group in IDENTITY_TERMS.values() for term in group]
     assert len(made.texts) == 3 * len(terms) + 20 and set(made.labels) == {0.5}
     for term in terms:
         assert sum(bool(re.search(rf"(?<![\w-]){re.escape(term)}(?![\w-])", t)) for t in made.texts) >= 3, term
-    assert made == neutral.neutral_people(seed=0, per_term=3, everyday=20)
+    assert made == neutral.neutral_people(seed=0, per_term=3, everyday=20, invented=0)
     assert not any("male lady" in t or "female man" in t for t in neutral.neutral_people(1, per_term=30).texts)
 
 
 def test_neutral_statements_come_in_sets_that_differ_only_in_the_term():
-    made = neutral.neutral_people(seed=2, per_term=2, everyday=0)
+    made = neutral.neutral_people(seed=2, per_term=2, everyday=0, invented=0)
     for terms in IDENTITY_TERMS.values():
         pattern = "|".join(sorted(map(re.escape, terms), key=len, reverse=True))
         masked = Counter(
@@ -66,6 +67,21 @@ def test_neutral_statements_come_in_sets_that_differ_only_in_the_term():
             if re.search(rf"(?<![\w-])(?:{pattern})(?![\w-])", text)
         )
         assert sorted(masked.values()) == [len(terms), len(terms)], masked  # two sets, each with every term
+
+
+def test_invented_words_come_in_sets_of_new_words_that_differ_only_in_the_word():
+    made = neutral.neutral_people(seed=3, per_term=0, everyday=0, invented=50, invented_size=4)
+    assert len(made.texts) == 200 and set(made.labels) == {0.5}
+    fillers = " ".join(neutral.IDENTITY_TEMPLATES + NAMES + PLACES + RELATIONS + neutral._NOUNS + neutral._GENDERED)
+    known = set(fillers.lower().split()) | {"a", "an"}
+    masked, invented = Counter(), set()
+    for text in made.texts:
+        new = [word for word in text.split() if word not in known and not word.isdigit()]
+        assert len(new) == 1, text  # one word is not the templates' or the fillers'
+        invented.add(new[0])
+        masked[text.replace(f" {new[0]} ", " WORD ")] += 1
+    assert len(invented) > 190 and not invented & {t for terms in IDENTITY_TERMS.values() for t in terms}
+    assert all(count % 4 == 0 for count in masked.values()), masked  # each set: one sentence, four words
 
 
 def test_the_identity_lexicon_has_every_group_the_issue_names_and_none_of_the_suites_words():
