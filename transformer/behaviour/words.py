@@ -3,8 +3,8 @@
 No word is shared between the two parts of a role, so a recipe tuned on the selection part and then
 scored on the test part meets words (and templates, ``tests.py``) it was not tuned on. The selection part's
 identity terms and verbs are also none of those the training rewrites use (``training.identity``,
-``training.composition``, ``training.verbs``), so that it measures, as the test part does, how a recipe carries to words it did
-not teach. These lists were written for this project; they copy no published suite.
+``training.composition``, ``training.verbs``), so that it measures, as the test part does, how a recipe carries
+to words it did not teach. These lists were written for this project; they copy no published suite.
 """
 
 from dataclasses import dataclass
