@@ -134,6 +134,9 @@ def test_model_card_has_metadata_every_dataset_and_the_command(trained_toy_model
         assert cells[4] == f"{metrics['train_examples'][source]:,}"
     bias = body.split("## Bias, risks and limitations", 1)[1]
     assert "| negation |" in bias and "swaps that change the class" in bias
+    typos = re.search(r"^\| typos \|(.*)\|$", bias, re.M).group(1).split("|")  # each invariance, per part
+    parts = metrics["behaviour"].values()
+    assert [cell.strip() for cell in typos] == [f"{part['tests']['robustness: typos']:.1%}" for part in parts]
     assert "unlabelled" in body.lower()
 
 

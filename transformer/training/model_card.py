@@ -168,6 +168,20 @@ def describe_behaviour(metrics: dict) -> str:
         lines.append(
             f"| {capability} | " + " | ".join(f"{behaviour[p]['capabilities'][capability]:.1%}" for p in parts) + " |"
         )
+    invariances = [name for name in behaviour[parts[0]]["tests"] if name.startswith("robustness: ")]
+    lines += [
+        "",
+        "Invariance: the share of cases whose class changes when only this changes:",
+        "",
+        "| change | " + " | ".join(parts) + " |",
+        "| --- |" + " ---: |" * len(parts),
+        *(
+            f"| {name.removeprefix('robustness: ')} | "
+            + " | ".join(f"{behaviour[p]['tests'][name]:.1%}" for p in parts)
+            + " |"
+            for name in invariances
+        ),
+    ]
     lines += [
         "",
         "Identity: swapping a term for another of its group (race, religion, gender, sexuality, nationality, "
