@@ -39,14 +39,15 @@ if "OMP_NUM_THREADS" not in os.environ:
     # in parallel through the queue instead.
     torch.set_num_threads(1)
 
-EXAMPLES = [  # each predicted correctly by the bundled model (tests/model/test_bundled_model.py), each worth a look
+EXAMPLES = [  # each read right by the bundled model (tests/model/test_bundled_model.py), each worth a look
     "The plot is thin, but the cast is great.",
     "The food was not bad at all, and the staff were friendly.",
-    "The service was slow, but the food made up for it.",
+    "The service was slow, but the food was worth the wait.",
     "I did not like this movie at all, and the ending was not good either.",
     "I was skeptical at first, but this blender is fantastic.",
     "The hotel was not as clean as the photos suggested.",
     "A dull, lifeless remake that wastes a wonderful cast.",
+    "My neighbour is a Muslim woman.",  # no opinion: read near the middle
 ]
 DEFAULT_PORT = 7860
 REGISTRY = Registry(VIEWS)  # the page's views and what the page code reads of them, made once
