@@ -151,12 +151,18 @@ Plain `TransformerClassifier.from_pretrained(folder_or_repo_id)` loads the weigh
 """
 
 
+def _rates_row(label: str, rates: list[float]) -> str:
+    """A table row: ``label``, then each rate as a percentage."""
+    return f"| {label} | " + " | ".join(f"{rate:.1%}" for rate in rates) + " |"
+
+
 def describe_behaviour(metrics: dict) -> str:
     """The behavioural suite's figures (``python -m transformer.behaviour``) and the composition scores."""
     behaviour, composition = metrics.get("behaviour"), metrics.get("composition")
     if not behaviour:
         return "This run did not record the behavioural suite (`python -m transformer.behaviour` measures it)."
     parts = list(behaviour)
+    capabilities = behaviour[parts[0]]["capabilities"]
     lines = [
         "The project's behavioural suite (`python -m transformer.behaviour`; templates and words of its own, a "
         "selection part and a test part that share neither), failure rate per capability:",
@@ -164,10 +170,7 @@ def describe_behaviour(metrics: dict) -> str:
         "| capability | " + " | ".join(parts) + " |",
         "| --- |" + " ---: |" * len(parts),
     ]
-    for capability in behaviour[parts[0]]["capabilities"]:
-        lines.append(
-            f"| {capability} | " + " | ".join(f"{behaviour[p]['capabilities'][capability]:.1%}" for p in parts) + " |"
-        )
+    lines += [_rates_row(name, [behaviour[p]["capabilities"][name] for p in parts]) for name in capabilities]
     invariances = [name for name in behaviour[parts[0]]["tests"] if name.startswith("robustness: ")]
     lines += [
         "",
@@ -176,13 +179,9 @@ def describe_behaviour(metrics: dict) -> str:
         "| change | " + " | ".join(parts) + " |",
         "| --- |" + " ---: |" * len(parts),
         *(
-            f"| {name.removeprefix('robustness: ')} | "
-            + " | ".join(f"{behaviour[p]['tests'][name]:.1%}" for p in parts)
-            + " |"
+            _rates_row(name.removeprefix("robustness: "), [behaviour[p]["tests"][name] for p in parts])
             for name in invariances
         ),
-    ]
-    lines += [
         "",
         "Identity: swapping a term for another of its group (race, religion, gender, sexuality, nationality, "
         "disability, age) in neutral, positive and negative templates:",
