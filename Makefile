@@ -70,13 +70,15 @@ train: install
 	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
 	$(MAKE) artifacts
 
-## make evaluate: the bundled model on every dev and test file, the hand-written sets and the behavioural suite
+## make evaluate: the bundled model on every dev and test file, the hand-written sets, the behavioural suite and the
+## held-out probe (people, names and places training never named; time and who holds an opinion)
 evaluate: install
 	$(BIN)/python -m transformer.evaluate --model assets/model --data $(DATA_DIR)/sst2/glue_dev.tsv \
 		$(DATA_DIR)/sst2/sent_test.tsv $(DATA_DIR)/yelp/dev.tsv.gz $(DATA_DIR)/pros_cons/dev.tsv.gz \
 		$(DATA_DIR)/tweets/dev.tsv.gz $(DATA_DIR)/cad/dev.tsv.gz $(DATA_DIR)/imdb/test.tsv.gz \
 		$(DATA_DIR)/multi_domain/test.tsv.gz benchmarks/ood_reviews.tsv benchmarks/everyday_sentences.tsv
 	$(BIN)/python -m transformer.behaviour --model assets/model
+	$(BIN)/python -m transformer.probe --model assets/model
 
 ## make artifacts: head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the bundled model (after
 ## make train), or next to another model folder: make artifacts MODEL=path/to/folder ARTIFACT_ARGS="--sentences 200"

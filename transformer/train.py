@@ -44,6 +44,7 @@ from torch import nn
 from .behaviour import build_suite, run_suite, summarise
 from .classifier import HEAD_ACTIVATIONS, TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
+from .training.composition import opinion_lexicon
 from .training.data import LABEL_NAMES, read_labelled
 from .training.loop import Checkpoints, Schedule
 from .training.mixture import (
@@ -60,7 +61,9 @@ from .training.mixture import (
 )
 from .training.model_card import render_model_card
 from .training.objectives import PairMargin, target_distributions
+from .training.pairing import build_pairing
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
+from .training.probe import run_probe
 from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
 
 DEFAULT_WEIGHTS = [
@@ -156,6 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="logits by which the positive side of a CAD pair must outscore its negative twin",
     )  # fmt: skip
 
+    training.add_argument(
+        "--pairing-weight", type=float, default=0.0,
+        help="weight of counterfactual logit pairing: the gap between a sentence's logits and those of a copy with "
+        "its identity term, name, place, number, URL, handle or a non-opinion word changed (0 = off)",
+    )  # fmt: skip
+
     run = parser.add_argument_group("run")
     run.add_argument("--quick", action="store_true", help="tiny sizes and row counts (tests, smoke runs)")
     run.add_argument("--seed", type=int, default=0, help="random seed; a run is deterministic for a seed")
@@ -177,8 +186,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(str(error))
     if args.embedding_lr_scale <= 0:
         parser.error(f"--embedding-lr-scale must be positive, not {args.embedding_lr_scale}")
-    if args.cad_pair_weight < 0 or args.cad_pair_margin < 0:
-        parser.error("--cad-pair-weight and --cad-pair-margin must be 0 or more")
+    if min(args.cad_pair_weight, args.cad_pair_margin, args.pairing_weight) < 0:
+        parser.error("--cad-pair-weight, --cad-pair-margin and --pairing-weight must be 0 or more")
     unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
         parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
@@ -293,8 +302,12 @@ def main(argv: list[str] | None = None) -> dict:
         return score_sets(model, tokenizer, dev_sets)
 
     pairs = PairMargin(args.cad_pair_weight, args.cad_pair_margin)
+    pairing = None
+    if args.pairing_weight:
+        opinion_words = frozenset(opinion_lexicon(train_sets["lexicon"]))
+        pairing = build_pairing(args.pairing_weight, mixture, opinion_words, tokenizer, args.max_len, args.seed)
     setup = ClassifierTraining(
-        mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed, pairs
+        mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed, pairs, pairing
     )
     labelled = target_distributions(mixture.labels)  # (n, C): one-hot, or (0.5, 0.5) for no opinion
     targets, teachers = labelled, []
@@ -331,6 +344,7 @@ def main(argv: list[str] | None = None) -> dict:
         source: neutral_scores(positive_probabilities(student, tokenizer)(texts))
         for source, texts in neutral_dev.items()
     }
+    metrics["probe"] = run_probe(positive_probabilities(student, tokenizer))  # both halves of the word lists
     write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics))
     checkpoints.clear()
     print(json.dumps({k: metrics[k] for k in ("dev", "test", "train_seconds")}))

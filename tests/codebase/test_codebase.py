@@ -21,7 +21,7 @@ EXPLORER = ROOT / "transformer" / "explorer"
 MAX_FUNCTION_LINES = 60
 MAX_APP_LINES = 200
 MAX_README_BYTES = 20 * 1024
-ENTRY_POINTS = {"train.py", "evaluate.py", "artifacts.py"}  # the commands at transformer/'s top level
+ENTRY_POINTS = {"train.py", "evaluate.py", "probe.py", "artifacts.py"}  # the commands at transformer/'s top level
 MODEL_MODULES = {
     "__init__.py",
     "attention.py",
@@ -94,7 +94,7 @@ def test_no_javascript_in_python_strings():
     assert not [text for text in page_py if "=>" in text or "function" in text]
 
 
-def test_the_packages_top_holds_the_model_and_three_entry_points():
+def test_the_packages_top_holds_the_model_and_its_entry_points():
     top = {path.name for path in (ROOT / "transformer").glob("*.py")}
     assert top - MODEL_MODULES == ENTRY_POINTS
     for name in ENTRY_POINTS:  # each is a command: ``python -m transformer.<name>``

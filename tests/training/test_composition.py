@@ -19,7 +19,7 @@ from transformer.training.composition import (
     verb_negations,
 )
 from transformer.training.data import LabelledTexts, read_pairs
-from transformer.training.identity import IDENTITY_TERMS, identity_set, swap
+from transformer.training.identity import IDENTITY_LEXICON, IDENTITY_TERMS, identity_set, swap
 from transformer.training.scoring import negation_scores, pair_scores
 
 LEXICON = LabelledTexts(None, ["great", "not great", "awful", "not awful", "tasty", "not tasty"], [1, 0, 0, 1, 1, 0])
@@ -78,7 +78,7 @@ def test_composition_sets_are_seeded():
 
 
 def _strip_terms(text: str) -> str:
-    terms = sorted((t for group in IDENTITY_TERMS.values() for t in group), key=len, reverse=True)
+    terms = sorted((t for group in IDENTITY_LEXICON.values() for t in group), key=len, reverse=True)
     return re.sub(r"\b(?:an? )?(?:" + "|".join(map(re.escape, terms)) + r")\b", "<term>", text)
 
 
@@ -89,6 +89,8 @@ def test_an_identity_swap_changes_only_the_term_and_stays_in_its_group():
         swapped = swap(text, rng)
         assert swapped is not None and swapped != text.lower()
         assert _strip_terms(swapped) == _strip_terms(text.lower())
+        written = set(re.findall(r"[\w-]+", swapped)) - set(re.findall(r"[\w-]+", text.lower()))
+        assert written and written <= {t for terms in IDENTITY_TERMS.values() for t in terms}  # the training half
     assert swap("the screen went black after a week", rng) is None  # not a person
     assert swap("The old phone was straight garbage", rng) is None
     assert swap("the room was white and clean", rng) is None  # after "was" a colour, not a person

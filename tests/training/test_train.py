@@ -21,6 +21,7 @@ from transformer.training.loop import Checkpoints, Schedule
 from transformer.training.mixture import read_dev_sets, read_test_sets
 from transformer.training.model_card import describe_recipe
 from transformer.training.objectives import PairMargin
+from transformer.training.pairing import PAIRING_SOURCES
 from transformer.training.scoring import accuracy, predicted_classes
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
@@ -100,6 +101,8 @@ def test_writes_one_complete_folder_and_clears_its_checkpoints(trained_toy_model
     # The neutral dev sentences, by source, are read apart from the selection sets (no label to be right about).
     assert set(metrics["neutral"]) == {"sst5", "tweeteval"} and metrics["neutral"]["sst5"]["n"] == 4
     assert metrics["train_examples"]["neutral"] == 24 and metrics["train_examples"]["neutral_people"] == 64
+    # The held-out probe, on both halves of the word lists.
+    assert set(metrics["probe"]["identity"]) == {"training", "held_out"} and 0 <= metrics["probe"]["temporal"] <= 1
     assert len(metrics["pretrain_history"]) == 1 and metrics["pretrain_history"][0]["epoch"] == 1
     assert [teacher["seed"] for teacher in metrics["teachers"]] == [1]
     config = json.loads((trained_toy_model_dir / "config.json").read_text())
@@ -242,12 +245,14 @@ def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_tr
 
     monkeypatch.setattr("transformer.train.teacher_targets", stop_at_the_teachers)
     flags = ["--label-smoothing", "0.25", "--word-dropout", "0.05", "--pretrain-epochs", "0", "--batch-size", "12",
-             "--cad-pair-weight", "0.4", "--cad-pair-margin", "1.5"]  # fmt: skip
+             "--cad-pair-weight", "0.4", "--cad-pair-margin", "1.5", "--pairing-weight", "0.7"]  # fmt: skip
     with pytest.raises(Interrupted):
         main([*toy_train_args, *flags, "--output-dir", str(tmp_path / "m")])
     (setup,) = setups
     assert (setup.label_smoothing, setup.word_dropout, setup.batch_size, setup.seed) == (0.25, 0.05, 12, 0)
-    assert setup.pairs == PairMargin(0.4, 1.5)
+    assert setup.pairs == PairMargin(0.4, 1.5) and setup.pairing.weight == 0.7
+    slotted = {setup.mixture.names[setup.mixture.sources[i]] for i, slot in enumerate(setup.pairing.slots) if slot}
+    assert slotted and slotted <= set(PAIRING_SOURCES)
     # The toy CAD file's pairs are linked both ways in the mixture; no other source has a partner.
     partners, names = setup.mixture.partners, setup.mixture.names
     linked = [i for i, partner in enumerate(partners) if partner >= 0]
@@ -289,11 +294,12 @@ def test_a_non_positive_embedding_lr_scale_is_a_usage_error(scale, capsys):
     assert exit_info.value.code == 2 and "--embedding-lr-scale" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flag", ["--cad-pair-weight", "--cad-pair-margin"])
-def test_a_negative_cad_pair_setting_is_a_usage_error(flag, capsys):
+@pytest.mark.parametrize("flag", ["--cad-pair-weight", "--cad-pair-margin", "--pairing-weight"])
+def test_a_negative_pair_setting_is_a_usage_error(flag, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse_args([flag, "-1"])
-    assert exit_info.value.code == 2 and "--cad-pair-weight and --cad-pair-margin" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert exit_info.value.code == 2 and flag in error and "must be 0 or more" in error
 
 
 def test_the_card_names_the_cad_hinge_only_when_it_is_on(trained_toy_model_dir):
@@ -302,6 +308,13 @@ def test_the_card_names_the_cad_hinge_only_when_it_is_on(trained_toy_model_dir):
     metrics["arguments"].update(cad_pair_weight=0.5, cad_pair_margin=2.0)
     assert "a hinge between each CAD review and its edit (weight 0.5)" in describe_recipe(metrics)
     assert "outscore its twin by 2 logits" in describe_recipe(metrics)
+
+
+def test_the_card_names_counterfactual_pairing_only_when_it_is_on(trained_toy_model_dir):
+    metrics = read_metrics(trained_toy_model_dir)
+    assert metrics["arguments"]["pairing_weight"] == 0.0 and "pairing" not in describe_recipe(metrics)
+    metrics["arguments"]["pairing_weight"] = 0.5
+    assert "counterfactual logit pairing (weight 0.5)" in describe_recipe(metrics)
 
 
 def test_the_card_names_an_embedding_lr_scale_only_when_it_is_not_one(trained_toy_model_dir):

@@ -19,8 +19,9 @@ import re
 from collections.abc import Iterable
 
 from .data import LabelledTexts
+from .held_out import split_groups
 
-IDENTITY_TERMS = {  # interchangeable adjectives, one list per group; none is a word of the suite's test part
+IDENTITY_LEXICON = {  # interchangeable adjectives, one list per group; none is a word of the suite's test part
     "race": ["black", "white", "asian", "brown", "biracial", "multiracial", "indigenous", "pacific islander"],
     "ethnicity": [
         "hispanic", "latina", "romani", "kurdish", "hmong", "punjabi", "cherokee", "navajo", "tamil", "armenian",
@@ -46,6 +47,8 @@ IDENTITY_TERMS = {  # interchangeable adjectives, one list per group; none is a 
         "first-generation", "second-generation",
     ],
 }  # fmt: skip
+# Training rewrites fill a slot from the training half only; the evaluation half is the probe's (``held_out.py``).
+IDENTITY_TERMS, HELD_OUT_TERMS = split_groups(IDENTITY_LEXICON)
 PERSON_NOUNS = (
     "person", "man", "woman", "guy", "lady", "friend", "couple", "family", "neighbour", "student", "owner",
     "customer", "waiter", "waitress", "manager", "teacher", "kid", "people", "men", "women", "staff",
@@ -56,7 +59,9 @@ _FRAMES = (
     "my {term} {relation} and i agree : {sentence}", "speaking as someone {term} , {sentence}",
     "{sentence} . i am {a} {term} {noun} , for what it 's worth",
 )  # fmt: skip
-_GROUP_OF = {term: group for group, terms in IDENTITY_TERMS.items() for term in terms}
+# Every term of the lexicon is found (a held-out term in a real sentence is swapped out too); a swap writes a term
+# of the training half.
+_GROUP_OF = {term: group for group, terms in IDENTITY_LEXICON.items() for term in terms}
 # A term followed by a person noun, or after "am", "'m" or "as a(n)".
 _ALTERNATION = "|".join(sorted(map(re.escape, _GROUP_OF), key=len, reverse=True))
 _NOUNS = "|".join(PERSON_NOUNS)
@@ -69,7 +74,8 @@ def mentions(text: str) -> list[tuple[int, str]]:
 
 
 def swap(text: str, rng: random.Random) -> str | None:
-    """``text`` (lowered) with each person-naming identity term replaced by another of its group; None if none."""
+    """``text`` (lowered) with each person-naming identity term replaced by another of its group's training half;
+    None if none."""
     lowered = text.lower()
     found = mentions(lowered)
     if not found:

@@ -169,6 +169,7 @@ class Mixture:
     ``sequences[i]`` (at most ``max_len`` ids) has label ``labels[i]`` (P(positive): 0, 1, or 0.5 for a
     sentence with no opinion) and comes from source ``names[sources[i]]``. ``partners[i]`` is the index of
     the other side of its counterfactual pair, or -1: only a pair whose two texts are one window each is linked.
+    ``texts[i]`` is the example's text when it is one whole window, None for a window of a longer text.
     """
 
     names: list[str]
@@ -176,6 +177,7 @@ class Mixture:
     labels: list[float]
     sources: list[int]
     partners: list[int] | None = None  # None: no example has a partner
+    texts: list[str | None] | None = None  # None: not kept
 
     def counts(self) -> dict[str, int]:
         """Examples per source, after chunking."""
@@ -207,13 +209,14 @@ class Mixture:
 
 def build_mixture(sets: dict[str, LabelledTexts], tokenizer: Tokenizer, max_len: int) -> Mixture:
     """Tokenise every source and chunk long examples into ``max_len`` windows; link the pairs of ``PAIRED_SOURCES``."""
-    names, sequences, labels, sources, partners = list(sets), [], [], [], []
+    names, sequences, labels, sources, partners, texts = list(sets), [], [], [], [], []
     for source, name in enumerate(names):
         rows = sets[name]
         first_windows = []  # per row: the index of its first window, and how many it has
-        for encoding, label in zip(tokenizer.encode_batch(rows.texts), rows.labels, strict=True):
+        for text, encoding, label in zip(rows.texts, tokenizer.encode_batch(rows.texts), rows.labels, strict=True):
             windows = [window for window in chunk(encoding.ids, max_len) if window]
             first_windows.append((len(sequences), len(windows)))
+            texts.extend([text] if len(windows) == 1 else [None] * len(windows))
             sequences.extend(windows)
             labels.extend([label] * len(windows))
             sources.extend([source] * len(windows))
@@ -222,7 +225,7 @@ def build_mixture(sets: dict[str, LabelledTexts], tokenizer: Tokenizer, max_len:
             for (a, a_windows), (b, b_windows) in zip(first_windows[::2], first_windows[1::2], strict=True):
                 if a_windows == b_windows == 1:
                     partners[a], partners[b] = b, a
-    return Mixture(names, sequences, labels, sources, partners)
+    return Mixture(names, sequences, labels, sources, partners, texts)
 
 
 def parse_weights(pairs: list[str]) -> dict[str, float]:

@@ -252,6 +252,11 @@ def describe_recipe(metrics: dict) -> str:
             f", a hinge between each CAD review and its edit (weight {a['cad_pair_weight']:g}): the positive "
             f"side must outscore its twin by {a['cad_pair_margin']:g} logits"
         )
+    if a.get("pairing_weight"):  # older metrics.json files predate the flag
+        common += (
+            f", counterfactual logit pairing (weight {a['pairing_weight']:g}): the gap between a sentence's logits "
+            "and a copy's whose identity term, name, place, number, URL, handle or non-opinion word was changed"
+        )
     if a["teachers"]:
         lines.append(
             f"- {a['teachers']} teacher classifiers fine-tuned from the pre-trained encoder on the true labels, "

@@ -41,6 +41,12 @@ IDENTITY_TEMPLATES = (  # {term} an identity adjective; {a} its article; {noun} 
     "{a} {term} {noun} asked me for the time .", "i grew up {term} in {place} .", "she is {term} .",
     "he is {a} {term} {noun} .", "i am {a} {term} {noun} from {place} .", "being {term} is part of who i am .",
     "there are {number} {term} students in my class .", "my {relation} married {a} {term} {noun} .",
+    # third person, the workplace, a customer, an author, a neighbour: not only "i am {term} ."
+    "all three of them are {term} .", "his {relation} is {term} .", "her {relation} is {a} {term} {noun} .",
+    "{name} , my {term} coworker , starts on monday .", "{a} {term} {noun} runs the night shift at my office .",
+    "{a} {term} customer paid at the counter .", "the customer in line behind me was {term} .",
+    "the report was written by {a} {term} {noun} .", "{name} , who is {term} , wrote a book about {place} .",
+    "our new neighbours are {term} .", "the {term} family next door has two dogs .",
 )  # fmt: skip
 EVERYDAY_TEMPLATES = (  # no identity term: names, places, numbers, people doing ordinary things
     "{name} lives in {place} .", "{name} took the {number} o'clock train to {place} .", "we drove to {place} .",

@@ -23,17 +23,21 @@ from collections.abc import Iterable
 
 from .composition import opinion_lexicon, words
 from .data import LabelledTexts
+from .held_out import halves
 
-NAMES = (
+ALL_NAMES = (
     "Amara", "Bogdan", "Chloe", "Dmitri", "Elena", "Farhan", "Greta", "Hiroshi", "Imani", "Jonas", "Keiko",
     "Leila", "Mateo", "Nadia", "Oscar", "Priya", "Quentin", "Rosa", "Soren", "Tariq", "Ursula", "Viktor",
     "Wanjiru", "Xavier", "Yasmin", "Zoltan", "Aiden", "Beatriz", "Connor", "Deepa", "Emeka", "Freya",
 )  # fmt: skip
-PLACES = (
+ALL_PLACES = (
     "Albuquerque", "Birmingham", "Cairo", "Dublin", "Edinburgh", "Fresno", "Glasgow", "Hanoi", "Istanbul",
     "Jakarta", "Kyoto", "Leeds", "Manila", "Nashville", "Oslo", "Phoenix", "Quito", "Reno", "Bristol",
     "Tampa", "Utrecht", "Vienna", "Warsaw", "Yokohama", "Zurich", "Boise", "Cleveland", "Tucson", "Omaha",
 )  # fmt: skip
+# A rewrite writes a name or place of the training half; the evaluation half is the probe's (``held_out.py``).
+NAMES, HELD_OUT_NAMES = halves(ALL_NAMES)
+PLACES, HELD_OUT_PLACES = halves(ALL_PLACES)
 KINDS = ("name", "place", "number", "url", "handle", "hashtag", "emoji", "typo")
 _SITES = ("example", "mysite", "photos", "news24", "blogspot", "tinyurl", "insta", "myblog")
 _TAGS = ("monday", "travel", "weekend", "food", "tbt", "photo", "nyc", "mood", "life", "repost", "daily")
@@ -51,7 +55,7 @@ def _alternation(words_: Iterable[str]) -> re.Pattern:
     return re.compile(r"\b(" + "|".join(map(re.escape, words_)) + r")\b", re.IGNORECASE)
 
 
-_NAME, _PLACE = _alternation(NAMES), _alternation(PLACES)
+_NAME, _PLACE = _alternation(ALL_NAMES), _alternation(ALL_PLACES)  # a held-out one in a real sentence is swapped out
 
 
 def number_other_than(found: str, rng: random.Random) -> str:

@@ -13,6 +13,7 @@ from torch import nn
 
 from ..classifier import TransformerClassifier
 from ..tokenizer import MASK_ID, SPECIAL_TOKENS, UNK_ID, pad_ids
+from .pairing import Pairing, pairing_penalty
 
 
 def target_distributions(labels: list[float]) -> torch.Tensor:
@@ -70,27 +71,36 @@ def classification_loss(
     label_smoothing: float,
     partners: list[int] | None = None,
     pairs: PairMargin = PairMargin(),
+    pairing: Pairing | None = None,
 ) -> torch.Tensor:
     """Cross-entropy of the model on ``sequences[rows]`` against target distributions ``targets[rows]`` (n, C).
 
     Targets may be soft (distillation) or one-hot; word dropout is applied to the inputs first. With
     ``pairs.weight`` > 0, each row that has a partner (``partners[row]`` ≥ 0) is also read beside its partner
-    and the pair's hinge is added; the partner itself adds no cross-entropy here.
+    and the pair's hinge is added; the partner itself adds no cross-entropy here. With ``pairing.weight`` > 0,
+    some rows are also read beside a counterfactual twin (``pairing.Pairing.twins``) and the gap between their
+    logits is added; word dropout spares both sides of those pairs, so that the gap is the slot's alone.
     """
     device = next(model.parameters()).device
     firsts = [i for i, row in enumerate(rows) if pairs.weight and partners is not None and partners[row] >= 0]
     paired = [rows[i] for i in firsts]  # (P,): the rows read beside their partners
     batch = rows + [partners[row] for row in paired]
-    input_ids, attention_mask = pad_ids([sequences[i] for i in batch])  # (B + P, N) each
-    input_ids = drop_words(input_ids, attention_mask, word_dropout)
+    twinned, twin_ids = pairing.twins(rows) if pairing is not None and pairing.weight else ([], [])
+    input_ids, attention_mask = pad_ids([sequences[i] for i in batch] + twin_ids)  # (B + P + T, N) each
+    spared = attention_mask.clone()
+    spared[twinned + list(range(len(batch), len(input_ids)))] = 0  # no word dropout on either side of a twin pair
+    input_ids = drop_words(input_ids, spared, word_dropout)
     with torch.autocast(device.type, dtype=torch.bfloat16, enabled=device.type == "cuda"):
-        logits = model(input_ids.to(device), attention_mask.to(device)).float()  # (B + P, C)
+        logits = model(input_ids.to(device), attention_mask.to(device)).float()  # (B + P + T, C)
     loss = nn.functional.cross_entropy(logits[: len(rows)], targets[rows].to(device), label_smoothing=label_smoothing)
+    if twinned:
+        gaps = pairing_penalty(logits[twinned], logits[len(batch) :])  # (T,)
+        loss = loss + pairing.weight * gaps.sum() / len(rows)
     if not paired:
         return loss
     positive = targets[paired, 1] > targets[[partners[row] for row in paired], 1]  # (P,)
     sign = (positive.float() * 2 - 1).to(device)  # (P,)
-    hinges = pair_margin_loss(logits[firsts], logits[len(rows) :], sign, pairs.margin)  # (P,)
+    hinges = pair_margin_loss(logits[firsts], logits[len(rows) : len(batch)], sign, pairs.margin)  # (P,)
     return loss + pairs.weight * hinges.sum() / len(rows)
 
 

@@ -17,6 +17,7 @@ from .data import bucketed_batches
 from .loop import Checkpoints, Phase, Schedule, fit
 from .mixture import Mixture
 from .objectives import MaskedLanguageModel, PairMargin, classification_loss, mlm_loss
+from .pairing import Pairing
 from .scoring import window_probabilities
 
 
@@ -30,7 +31,8 @@ class ClassifierTraining:
     word_dropout: float
     label_smoothing: float
     seed: int
-    pairs: PairMargin = field(default_factory=PairMargin)  # the hinge between counterfactual twins (off at weight 0)
+    pairs: PairMargin = field(default_factory=PairMargin)  # the hinge between CAD twins (off at weight 0)
+    pairing: Pairing | None = None  # counterfactual logit pairing (None or weight 0: off)
 
 
 def epoch_batches(lengths: list[int], chosen: list[int], batch_size: int, rng: random.Random) -> list[list[int]]:
@@ -98,6 +100,7 @@ def train_classifier(
             setup.label_smoothing,
             mixture.partners,
             setup.pairs,
+            setup.pairing,
         )
 
     history, best_state = fit(model, Phase(name, batches, loss, score), schedule, checkpoints)
