@@ -7,6 +7,7 @@ button of their own tab, shown only when a draw runs one; a cancelled one stops 
 (``conftest.slow_passes``)."""
 
 import functools
+import inspect
 import threading
 import time
 
@@ -154,7 +155,7 @@ def test_the_cancel_button_shows_only_for_a_computation_that_starts(app):
 
 def app_parts(app):
     """The served page's ``events.PageParts``."""
-    return next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    return next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
 
 
 def long_jobs(app, view: str) -> set[int]:
@@ -162,7 +163,9 @@ def long_jobs(app, view: str) -> set[int]:
     return {
         index
         for index, fn in app.demo.fns.items()
-        if isinstance(fn.fn, functools.partial) and fn.fn.func.__name__ == "long_job" and fn.fn.args[0] == view
+        if isinstance(inspect.unwrap(fn.fn), functools.partial)
+        and inspect.unwrap(fn.fn).func.__name__ == "long_job"
+        and inspect.unwrap(fn.fn).args[0] == view
     }
 
 

@@ -6,7 +6,8 @@
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
 - Gradio's ``/gradio_api/cancel`` (a Cancel button, an API caller's cancel) also stops the job's thread at its
-  next model pass (``stop_on_cancel``), so a cancelled job frees its worker at once.
+  next model pass (``stop_on_cancel``), or before it begins. Gradio frees a cancelled event's worker at once, so
+  each job's thread holds a slot of its lane, and its client's ticket, until it returns (``runner.one_job``).
 - The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) and its scripts
   (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
@@ -33,6 +34,7 @@ import contextlib
 import html
 import os
 import re
+import threading
 
 import gradio as gr
 import h11
@@ -70,12 +72,17 @@ def lane(fn) -> tuple[str, int]:
 
 
 def configure_events(demo) -> None:
-    """Put every queued event of ``demo`` in its ``lane``, in turns fair to every client (``fair_queue``), and
-    answer inputs that Gradio refuses without a traceback in the log (``quiet_input_errors``)."""
+    """Put every queued event of ``demo`` in its ``lane``, each job holding a worker of it until its thread returns
+    (``runner.one_job``), in turns fair to every client (``fair_queue``), and answer inputs that Gradio refuses
+    without a traceback in the log (``quiet_input_errors``)."""
     workers = model_workers()
+    slots = {}  # lane -> its workers as a semaphore, held by each job's thread until it returns
     for fn in demo.fns.values():
         if fn.queue:
             fn.concurrency_id, fn.concurrency_limit = lane(fn)
+            if fn.fn is not None:
+                lane_slots = slots.setdefault(fn.concurrency_id, threading.BoundedSemaphore(fn.concurrency_limit))
+                fn.fn = runner.one_job(fn.fn, lane_slots)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
     fair_queue.make_fair(demo._queue)
     quiet_input_errors(demo)
@@ -281,5 +288,5 @@ def launch_settings(registry: Registry) -> dict:
         "head": scripts.head(address.script_config(registry)),
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
-        "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard)]},
+        "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard, busy=runner.running)]},
     }

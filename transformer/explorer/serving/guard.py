@@ -9,9 +9,10 @@
   event by its name whatever its ``api_visibility``; here a private event's name answers 404. The page itself
   reaches its events by number (``queue/join``, and ``run/predict`` for the few that skip the queue).
 - **Admission.** Each job is admitted, or refused with 429 "retry in N s", in one atomic step
-  (``admission.Admission``) before it reaches Gradio's queue; its cost counts while it is queued, running, or
-  finished and unread. A job that finds the queue full takes the place of the newest waiting job of the client
-  holding the most, when that client holds more than it will (``make_room``).
+  (``admission.Admission``) before it reaches Gradio's queue; its cost counts while it is queued, running (until
+  its thread returns, a cancelled job's too), or finished and unread. A job that finds the queue full takes the
+  place of the newest waiting job of the client holding the most, when that client holds more than it will
+  (``make_room``).
 - **Who.** The client is ``clients.client_address`` (proxy hops counted from the right). An MCP tool call
   reaches the queue through Gradio's own loopback client: the MCP request is stamped with its caller's address
   and a secret of this process (``MCP_CLIENT``), which the loopback call carries, so each MCP caller is its own
@@ -194,9 +195,10 @@ def make_room(queue, held: admission.Admission, client: str, cost: float) -> adm
 class Guard:
     """ASGI middleware: allowed routes, private event names, admission, body size, security headers."""
 
-    def __init__(self, app, budget: float | None = None, max_body_bytes: int = MAX_BODY_BYTES):
+    def __init__(self, app, budget: float | None = None, max_body_bytes: int = MAX_BODY_BYTES, busy=None):
+        """``busy(event_id)``: whether a thread still runs that event's job (its ticket is held until it returns)."""
         self.app, self.max_body_bytes = app, max_body_bytes
-        self.admission = admission.Admission(budget or admission.CLIENT_BUDGET)
+        self.admission = admission.Admission(budget or admission.CLIENT_BUDGET, busy=busy or (lambda event_id: False))
         self._private: frozenset[str] | None = None
 
     async def __call__(self, scope, receive, send):
