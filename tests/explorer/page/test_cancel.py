@@ -107,6 +107,25 @@ def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
     caller.close()
 
 
+@pytest.mark.served
+def test_a_cancel_from_another_client_is_refused_even_with_the_session(app, slow_atlas):
+    """A ``/call`` job's session is its event id: whoever learns it must still be the job's client to cancel it."""
+    url, passes = slow_atlas
+    caller = QueueCaller(url, timeout=60)
+    index = atlas_fn_index(app)
+    event_id = join(caller, index)
+    read_messages(caller, [])
+    wait_for(lambda: len(passes) >= 3)
+    body = {"session_hash": caller.session_hash, "fn_index": index, "event_id": event_id}
+    transport = httpx.HTTPTransport(local_address="127.0.0.2")  # another address on loopback
+    with httpx.Client(transport=transport, timeout=30, trust_env=False) as other:
+        refused = other.post(f"{caller.url}/gradio_api/cancel", json=body)
+    assert refused.status_code == 403 and "sent" in refused.json()["detail"]
+    wait_for(lambda: head_atlas.ATLAS.current() is not None, seconds=60)
+    assert len(passes) == SLOW_PASSES
+    caller.close()
+
+
 def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
     """An explanation's job for an event (``runner.explain``: Integrated Gradients, head importance, patching...)
     stops as the corpus computations do, at its next pass, once that event is cancelled, and says so as

@@ -6,8 +6,9 @@
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
 - Gradio's ``/gradio_api/cancel`` (a Cancel button, an API caller's cancel) also stops the job's thread at its
-  next model pass (``stop_on_cancel``), or before it begins. Gradio frees a cancelled event's worker at once, so
-  each job's thread holds a slot of its lane, and its client's ticket, until it returns (``runner.one_job``).
+  next model pass (``stop_on_cancel``), or before it begins; only the client that sent a job may cancel it. Gradio
+  frees a cancelled event's worker at once, so each job's thread holds a slot of its lane, and its client's
+  ticket, until it returns (``runner.one_job``).
 - The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) and its scripts
   (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
@@ -38,6 +39,7 @@ import threading
 
 import gradio as gr
 import h11
+from fastapi import HTTPException, Request
 from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -115,19 +117,29 @@ def stop_on_cancel(app) -> None:
     """Make Gradio's ``GRADIO_CANCEL`` on the FastAPI ``app`` stop the cancelled job itself (``runner.cancel``), then
     do what it did: Gradio cancels only the task that awaits a job's thread, so the thread would run to its end,
     holding its worker (and the /cancel request, which waits for that task) all the while. The stop is only for the
-    session that sent the event."""
+    session that sent the event; a cancel of a session whose jobs another client sent is refused (a ``/call``'s
+    session is its event id, which a leak would give away)."""
     routers = [getattr(route, "original_router", None) for route in app.router.routes]  # Gradio's routes are in one
     routes = [route for router in routers if router is not None for route in router.routes]
     gradio_cancel = next(route.endpoint for route in routes if getattr(route, "path", "") == GRADIO_CANCEL)
 
-    async def cancel(body: CancelBody):
-        event = app.get_blocks()._queue.event_ids_to_events.get(body.event_id)
+    async def cancel(body: CancelBody, request: Request):
+        queue = app.get_blocks()._queue
+        if not own_session(queue, body.session_hash, clients.request_client(request)):
+            raise HTTPException(403, "Only the client that sent a job can cancel it.")
+        event = queue.event_ids_to_events.get(body.event_id)
         if event is not None and event.session_hash == body.session_hash:
             runner.cancel(body.event_id)
         return await gradio_cancel(body)
 
     app.add_api_route(GRADIO_CANCEL, cancel, methods=["POST"])
     app.router.routes.insert(0, app.router.routes.pop())  # matched before Gradio's
+
+
+def own_session(queue, session_hash: str, client: str) -> bool:
+    """Whether ``client`` sent every job of ``session_hash`` that Gradio's ``queue`` holds (true of none)."""
+    events = list(queue.event_ids_to_events.values())
+    return all(fair_queue.client_of(event) == client for event in events if event.session_hash == session_hash)
 
 
 def no_deep_link(session_hash: str = "") -> str:
