@@ -1,5 +1,6 @@
 """The explorer app: its handlers called directly, then its API through gradio_client on a live server."""
 
+import asyncio
 import dataclasses
 import functools
 import inspect
@@ -20,6 +21,7 @@ import plotly.graph_objects as go
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, forget_the_models, free_port, import_app, write_model_dir
 from conftest import without_artifact
+from gradio.components.api_component import Api
 from gradio_client.exceptions import AppError
 
 from transformer.explorer import analysis, runner, views
@@ -629,3 +631,23 @@ def test_no_table_caption_says_to_click_a_column_to_sort(app):
     labels = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Dataframe)]
     sorting = [label for label in labels if "sort" in (label or "")]
     assert sorting and all("menu" in label and "click a column" not in label for label in sorting), sorting
+
+
+def test_a_lone_surrogate_in_any_text_is_refused_in_one_line_before_any_handler(app):
+    """JSON carries ``"\\ud800"``, which no tokenizer or answer holds: every event with a text input (the API's and
+    the page's, a view's own texts included) refuses it in its inputs, with a line for the sender and no traceback
+    (``launch.quiet_input_errors``), whichever input it is in."""
+    texts = [
+        (block_fn, position)
+        for block_fn in app.demo.fns.values()
+        if block_fn.fn is not None and block_fn.queue
+        for position, block in enumerate(block_fn.inputs)
+        if isinstance(block, gr.Textbox | Api)
+    ]
+    assert len({id(block_fn) for block_fn, _ in texts}) > 10  # /predict and every view's, the page's events
+    for block_fn, position in texts:
+        values = [block.value for block in block_fn.inputs]
+        values[position] = "a wonderful \ud800 film"
+        with pytest.raises(gr.Error, match=r"lone surrogate, U\+D800, at character 12") as refused:
+            asyncio.run(app.demo.preprocess_data(block_fn, values, None))
+        assert not refused.value.print_exception and "\n" not in refused.value.message, block_fn.name

@@ -46,6 +46,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .. import runner
 from ..drawing import theme
+from ..inputs import InputError, check_unicode
 from ..registry import Registry
 from ..serving import admission, clients, fair_queue, guard, sessions
 from . import address, scripts
@@ -92,12 +93,17 @@ def configure_events(demo) -> None:
 
 def quiet_input_errors(demo) -> None:
     """Make what ``demo`` refuses while reading an event's inputs (too few values, a value not among a control's
-    choices) a short ``gr.Error`` for the sender: Gradio would print a traceback, quoting the values, per call."""
+    choices, text that is not valid Unicode: ``inputs.check_unicode``) a short ``gr.Error`` for the sender: Gradio
+    would print a traceback, quoting the values, per call."""
     read_inputs = demo.preprocess_data
 
-    async def read_inputs_quietly(*args, **kwargs):
+    async def read_inputs_quietly(block_fn, inputs, *args, **kwargs):
         try:
-            return await read_inputs(*args, **kwargs)
+            check_unicode(inputs)
+        except InputError as error:
+            raise gr.Error(str(error), title="Cannot read this text", print_exception=False) from None
+        try:
+            return await read_inputs(block_fn, inputs, *args, **kwargs)
         except gr.Error as error:  # a component's own refusal, already worded for the sender
             error.print_exception = False
             raise
