@@ -124,7 +124,7 @@ def test_a_client_makes_a_burst_of_links_then_is_told_when_to_retry(monkeypatch,
     attacker, victim = fake_request("127.0.0.3"), fake_request(OTHER)
     for i in range(link_store.NEW_LINKS_BURST):
         share_link(REGISTRY, attacker, *(values | {"text": f"link {i}", "view": "attention"}).values())
-    with pytest.raises(gr.Error, match=r"Too many shared links .* retry in \d+ s"):
+    with pytest.raises(gr.Error, match=r"Too many shared links from your address; retry in \d+ s"):
         share_link(REGISTRY, attacker, *(values | {"text": "one more", "view": "attention"}).values())
     assert link_store.load_link(
         share_link(REGISTRY, victim, *(values | {"text": "mine", "view": "attention"}).values())
@@ -170,7 +170,8 @@ def test_all_addresses_together_open_sessions_at_a_bounded_rate(holder):
     for i in range(64 * 30):  # 64 addresses, 30 sessions each: within each one's own burst
         try:
             open_session(holder, f"flood {i}", f"10.1.{i % 64}.1")
-        except sessions.TooManySessions:
+        except sessions.TooManySessions as refusal:
+            assert clients.FROM_EVERYONE in refusal.detail  # not the address's own limit
             refused += 1
     assert len(holder.session_data) == sessions.ALL_NEW_SESSIONS_BURST and refused == 64 * 30 - len(holder.session_data)
     assert holder.new_sessions.take("10.1.0.1") == 0.0  # a refusal spent none of the address's own tokens
@@ -203,8 +204,8 @@ def test_all_addresses_together_make_links_at_a_bounded_rate(monkeypatch, tmp_pa
                 REGISTRY, fake_request(f"10.3.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "x"}).values()
             )
             made += 1
-        except gr.Error as refusal:
-            assert "retry in" in str(refusal)
+        except gr.Error as refusal:  # the cap of everyone's links, not the address's own
+            assert "Too many shared links from all addresses together; retry in" in str(refusal)
     assert made == 50
 
 
