@@ -11,6 +11,7 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
 import contextlib
+import functools
 import socket
 import threading
 import time
@@ -24,6 +25,7 @@ import httpx
 import pytest
 import torch
 from app_fixtures import serving
+from uvicorn.protocols.http.flow_control import FlowControl
 
 from transformer.explorer import runner
 from transformer.explorer.page import launch as server
@@ -565,6 +567,78 @@ def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_clos
         assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
     with httpx.Client(timeout=5) as client:  # a whole request still gets its answer
         assert client.get(f"{guarded}/gradio_api/info").status_code == 200
+
+
+class FakeLoop:
+    """``call_later`` that keeps each callback until the test runs it (the time passed)."""
+
+    def __init__(self):
+        self.timers = []
+
+    def call_later(self, delay, callback):
+        self.timers.append(types.SimpleNamespace(delay=delay, callback=callback, cancelled=False))
+        self.timers[-1].cancel = functools.partial(setattr, self.timers[-1], "cancelled", True)
+        return self.timers[-1]
+
+    def run_due(self, seconds: float) -> None:
+        for timer in [timer for timer in self.timers if not timer.cancelled and timer.delay <= seconds]:
+            timer.cancelled = True
+            timer.callback()
+
+
+def connection() -> tuple[server.ConnectionDeadlines, FakeLoop, list]:
+    """A ``ConnectionDeadlines`` mid-answer, on a fake loop and a transport that records ``abort``."""
+    protocol, loop, aborted = server.ConnectionDeadlines.__new__(server.ConnectionDeadlines), FakeLoop(), []
+    protocol.loop, protocol.drain_deadline = loop, None
+    protocol.transport = types.SimpleNamespace(abort=lambda: aborted.append(True))
+    protocol.flow = FlowControl(protocol.transport)
+    return protocol, loop, aborted
+
+
+def test_a_reader_that_lets_its_send_buffer_stay_full_is_cut_off_and_one_that_drains_is_not():
+    stalled, loop, aborted = connection()
+    stalled.pause_writing()  # the buffer passed uvicorn's high-water mark
+    loop.run_due(server.DRAIN_SECONDS)
+    assert aborted == [True]  # its unsent bytes are dropped with it
+    draining, loop, aborted = connection()
+    draining.pause_writing()
+    draining.resume_writing()  # it read down to the low-water mark in time
+    loop.run_due(server.DRAIN_SECONDS)
+    assert aborted == []
+
+
+def test_an_answer_counts_against_its_client_until_written_and_past_the_cap_new_jobs_wait(monkeypatch):
+    """``guard.Unsent`` writes a big answer a chunk at a time; the bytes not yet written count against the client,
+    and a client over ``MAX_UNSENT_PER_CLIENT`` is told to retry before its job reaches admission."""
+    monkeypatch.setattr(guard, "MAX_UNSENT_PER_CLIENT", guard.ANSWER_CHUNK)
+    keeper, written, reader_waits = guard.Guard(None), [], asyncio.Event()
+
+    async def slow_socket(message):  # the reader takes the first chunk, then stops
+        if written:
+            await reader_waits.wait()
+        written.append(message)
+
+    async def scenario():
+        send = keeper.unsent.counted("10.9.9.9", slow_socket)
+        body = b"x" * (4 * guard.ANSWER_CHUNK + 1)
+        answer = asyncio.create_task(send({"type": "http.response.body", "body": body, "more_body": True}))
+        while not written:
+            await asyncio.sleep(0)
+        assert keeper.unsent.by_client["10.9.9.9"] == len(body) - guard.ANSWER_CHUNK
+        refused = []
+
+        async def record(message):
+            refused.append(message)
+
+        await keeper(post_scope("/gradio_api/queue/join"), chunked_body(10)[0], record)
+        assert refused[0]["status"] == 429 and b"answers still being sent from your address" in refused[1]["body"]
+        reader_waits.set()
+        await answer
+        return body
+
+    body = asyncio.run(scenario())
+    assert [len(m["body"]) for m in written] == [guard.ANSWER_CHUNK] * 4 + [1] and keeper.unsent.total == 0
+    assert b"".join(m["body"] for m in written) == body and all(m["more_body"] for m in written)
 
 
 @pytest.mark.served

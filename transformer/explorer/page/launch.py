@@ -18,7 +18,8 @@
 - MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
 - Connections: an idle one is closed ``KEEP_ALIVE_SECONDS`` after its last answer, and one that has not sent
   a whole request, head and body, ``HEAD_SECONDS`` after it opened or was last answered is closed too
-  (``HeadDeadline``).
+  (``ConnectionDeadlines``); one whose reader stops draining its answer is cut off ``DRAIN_SECONDS`` after its send
+  buffer filled.
 - Model work: page events and heavy endpoints share one concurrency group, ``MODEL_WORK``, of one worker
   per core (``model_workers``); the light endpoints (one forward pass each, ``/predict`` among them) have a
   lane of their own, ``LIGHT_WORK``, of ``LIGHT_WORKERS``, so a light call never waits for a heavy job to end
@@ -231,16 +232,23 @@ KEEP_ALIVE_SECONDS = 5  # an idle connection is closed this long after its last 
 HEAD_SECONDS = 10  # a request's head and body must all arrive within this long (512 KiB: 51 KB/s at least)
 
 
-class HeadDeadline(H11Protocol):
+DRAIN_SECONDS = 10  # a connection whose send buffer stays over uvicorn's high-water mark this long is cut off
+
+
+class ConnectionDeadlines(H11Protocol):
     """uvicorn's HTTP/1.1 connection, closed when a whole request (its head, then any body) has not arrived
-    ``HEAD_SECONDS`` after the connection opened or its last answer ended. uvicorn itself times out only a
+    ``HEAD_SECONDS`` after the connection opened or its last answer ended, and cut off (its unsent bytes dropped)
+    when its reader lets the send buffer stay full for ``DRAIN_SECONDS``. uvicorn itself times out only a
     connection idle after an answer, and a byte sent resets that: one that sends nothing, its headers a byte
     at a time, or whole headers and then a body that never ends, is kept open for ever, and a few hundred such
-    connections hold every socket the server may open."""
+    connections hold every socket the server may open. One that reads its answer 512 bytes at a time would hold
+    the answer for ever (``guard.Unsent`` writes it in ``guard.ANSWER_CHUNK`` pieces, so the reader must keep
+    taking about 48 KB every ``DRAIN_SECONDS``)."""
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
+        self.drain_deadline = None
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -252,8 +260,19 @@ class HeadDeadline(H11Protocol):
         self.head_deadline.cancel()
         self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.drain_deadline = self.loop.call_later(DRAIN_SECONDS, self.transport.abort)  # close() would wait to send
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.drain_deadline is not None:
+            self.drain_deadline.cancel()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.head_deadline.cancel()
+        if self.drain_deadline is not None:
+            self.drain_deadline.cancel()
         super().connection_lost(exc)
 
     def close_if_no_request(self) -> None:
@@ -267,12 +286,12 @@ UNFINISHED = (h11.IDLE, h11.SEND_BODY)  # h11's states of a client still sending
 async def limit_connections(app) -> None:
     """Once the uvicorn server serving ``app`` is known (Gradio builds its settings, with no say in these, and
     sets ``blocks.server`` after start-up), give the connections it opens from then on ``KEEP_ALIVE_SECONDS``
-    and a ``HeadDeadline``: uvicorn makes each connection from its settings when it opens."""
+    and ``ConnectionDeadlines``: uvicorn makes each connection from its settings when it opens."""
     blocks = app.get_blocks()
     while getattr(getattr(blocks, "server", None), "config", None) is None or blocks.server.config.app is not app:
         await asyncio.sleep(0.05)  # not yet set, or still the server of an earlier launch
     blocks.server.config.timeout_keep_alive = KEEP_ALIVE_SECONDS
-    blocks.server.config.http_protocol_class = HeadDeadline
+    blocks.server.config.http_protocol_class = ConnectionDeadlines
 
 
 @contextlib.asynccontextmanager
