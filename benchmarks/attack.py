@@ -1080,7 +1080,8 @@ def surrogate_rows(server: Server) -> list[dict]:
 
 
 def surrogate_answer(http: httpx.Client) -> str:
-    answer = http.post("/gradio_api/call/predict", json={"data": ["a wonderful \ud800 film"]})
+    body = json.dumps({"data": ["a wonderful \ud800 film"]})  # escaped: httpx's json= would refuse to encode it
+    answer = http.post("/gradio_api/call/predict", content=body, headers={"content-type": "application/json"})
     if answer.status_code != 200:
         return f"http {answer.status_code}"
     said = http.get(f"/gradio_api/call/predict/{answer.json()['event_id']}").text
