@@ -66,9 +66,11 @@ UNREAD_SETTLE_SECONDS = 30  # after the unread attack, before its memory is meas
 CANCEL_SECONDS, CANCEL_LOOPS = 25, 4  # issue 52: the cancel-after-submit loops, from one address
 SLOW_ADDRESSES, SLOW_STREAMS = ("127.0.4.1", "127.0.4.2", "127.0.4.3"), 135  # slow readers of /attention answers
 SLOW_TEXT = sentence("good", 254)  # 256 tokens with [CLS] and [SEP]: a 3.95 MB /attention answer
-SLOW_OPEN_SECONDS, SLOW_HOLD_SECONDS = 60, 15  # streams opened within, then held for
+SLOW_OPEN_SECONDS, SLOW_HOLD_SECONDS = 120, 15  # streams opened within, then held for
 LIGHTER, HEAVIER = [f"127.0.5.{i}" for i in range(1, 10)], "127.0.5.100"  # cost-2 loops; one cost-6 loop
-LIGHTER_DATA, HEAVIER_DATA = ["a wonderful film", "predicted", 32, "pad"], [HEAVY_TEXT, "predicted", "pad", 32, "pad"]
+# Cost 2, an /attributions call under MAX_INPUT_CHARS / 4 characters, yet as long as the heavy one's at 256 tokens
+LIGHTER_DATA = [HEAVY_TEXT[:2499], "predicted", HEAVY_STEPS, "pad"]
+HEAVIER_DATA = [HEAVY_TEXT, "predicted", "pad", 32, "pad"]  # /faithfulness at 10,000 characters: cost 6
 WEIGHTED_SECONDS = 40
 SURROGATE_CALLS = 300
 SERVER_LOG = "server.log"  # the server's stdout and stderr, in its temporary folder
