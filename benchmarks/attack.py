@@ -13,6 +13,7 @@ stopped at the end, on Ctrl-C or an error too. Progress goes to stderr, the tabl
     python -m benchmarks.attack                                    # = make attack (all attacks; not timed in full)
     python -m benchmarks.attack --seconds 20 --only heavy small --json attack.json
     python -m benchmarks.attack --seconds 20 --only burst rotate routes mcp unread crowd   # issue 36
+    python -m benchmarks.attack --only cancel slow weighted surrogate                     # issue 52
 """
 
 import argparse
@@ -21,8 +22,10 @@ import contextlib
 import functools
 import json
 import multiprocessing
+import os
 import secrets
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -43,6 +46,7 @@ from .timing import p95_ms
 VICTIM, ATTACKER = "127.0.0.2", "127.0.0.3"  # source addresses; the server is always 127.0.0.1
 ATTACKS = ["heavy", "memory", "disk", "private", "sessions", "links", "small"]
 ATTACKS += ["burst", "unread", "crowd", "rotate", "routes", "mcp"]  # issue 36
+ATTACKS += ["cancel", "slow", "weighted", "surrogate"]  # issue 52
 HEAVY_SLOTS, HEAVY_STEPS = 64, 128  # Integrated Gradients jobs kept in flight, and their steps
 HEAVY_TEXT = sentence("good", 2500)[:10_000]
 EXPORT_LOOPS, RUN_BURST, UPLOAD_FILES = 2, 24, 1000
@@ -59,6 +63,17 @@ LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's
 STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
 BURST, CROWD_ADDRESSES, CROWD_JOBS, FLOOD_ADDRESSES = 64, 40, 4, 64
 UNREAD_SETTLE_SECONDS = 30  # after the unread attack, before its memory is measured
+CANCEL_SECONDS, CANCEL_LOOPS = 25, 4  # issue 52: the cancel-after-submit loops, from one address
+SLOW_ADDRESSES, SLOW_STREAMS = ("127.0.4.1", "127.0.4.2", "127.0.4.3"), 135  # slow readers of /attention answers
+SLOW_TEXT = sentence("good", 254)  # 256 tokens with [CLS] and [SEP]: a 3.95 MB /attention answer
+SLOW_OPEN_SECONDS, SLOW_HOLD_SECONDS = 120, 15  # streams opened within, then held for
+LIGHTER, HEAVIER = [f"127.0.5.{i}" for i in range(1, 10)], "127.0.5.100"  # cost-2 loops; one cost-6 loop
+# Cost 2, an /attributions call under MAX_INPUT_CHARS / 4 characters, yet as long as the heavy one's at 256 tokens
+LIGHTER_DATA = [HEAVY_TEXT[:2499], "predicted", HEAVY_STEPS, "pad"]
+HEAVIER_DATA = [HEAVY_TEXT, "predicted", "pad", 32, "pad"]  # /faithfulness at 10,000 characters: cost 6
+WEIGHTED_SECONDS = 40
+SURROGATE_CALLS = 300
+SERVER_LOG = "server.log"  # the server's stdout and stderr, in its temporary folder
 PROBES = 200  # process_recording uploads and file/ fetches tried
 
 
@@ -889,6 +904,192 @@ def mcp_rows(server: Server) -> list[dict]:
     ]
 
 
+# Issue 52: a crowd that cancels at once, reads slowly or mixes weights; a lone surrogate
+
+
+def runnable_threads(pid: int) -> int:
+    """How many of the process's threads are running or ready to run now (state R in /proc)."""
+    count = 0
+    for stat in Path(f"/proc/{pid}/task").glob("*/stat"):
+        with contextlib.suppress(OSError, IndexError):
+            count += stat.read_text().rsplit(")", 1)[1].split()[0] == "R"
+    return count
+
+
+@contextlib.contextmanager
+def busy_threads(pid: int):
+    """While inside: the server's runnable threads sampled every ``RSS_EVERY`` s; yields the list of samples."""
+    samples, stop_sampling = [], threading.Event()
+
+    def sample() -> None:
+        while not stop_sampling.wait(RSS_EVERY):
+            samples.append(runnable_threads(pid))
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield samples
+    finally:
+        stop_sampling.set()
+        sampler.join()
+
+
+def cancel_once(http: httpx.Client, fn_index: int) -> str:
+    """Submit a heavy /attributions job, cancel it 0.02-0.1 s later, read its (null) result: the cancel's status."""
+    answer = http.post("/gradio_api/call/attributions", json=heavy_body())
+    if answer.status_code != 200:
+        return f"submit http {answer.status_code}"
+    event_id = answer.json()["event_id"]
+    time.sleep(0.02 + 0.08 * secrets.randbelow(1000) / 1000)
+    body = {"event_id": event_id, "session_hash": event_id, "fn_index": fn_index}
+    cancelled = http.post("/gradio_api/cancel", json=body)
+    http.get(f"/gradio_api/call/attributions/{event_id}")
+    return f"cancel http {cancelled.status_code}"
+
+
+def cancel_loop(url: str, deadline: float, tally: Tally) -> None:
+    with client(url, ATTACKER) as http:
+        fn_index = page_event(page_config(http), "attributions")["id"]
+        while alive(deadline):
+            outcome = attempt(cancel_once, http, fn_index)
+            tally.add(outcome)
+            if outcome.startswith("submit http"):
+                time.sleep(REFUSED_PAUSE)
+
+
+def cancel_rows(server: Server) -> list[dict]:
+    note(f"cancel: one address submits and cancels heavy jobs in {CANCEL_LOOPS} loops for {CANCEL_SECONDS} s")
+    deadline, pid = time.monotonic() + CANCEL_SECONDS, server.proc.pid
+    with ThreadPoolExecutor(1) as pool, peak_rss(pid) as peak, busy_threads(pid) as busy:
+        attack = pool.submit(until_deadline, [(cancel_loop, server.url, deadline)] * CANCEL_LOOPS, deadline)
+        latencies, failures = victim_predicts(server.url, deadline)
+        outcomes = attack.result()
+    p95 = p95_ms(latencies) / 1000 if latencies else float("inf")
+    workers = len(os.sched_getaffinity(0)) + 1  # the model lane's workers (one per core) and the light lane's one
+    most = max(busy, default=0)
+    return [
+        row("cancel", "runnable server threads (max of samples)", f"{most}; attacker {dict(outcomes)}",
+            f"≤ {workers + 1} (workers and the event loop)", most <= workers + 1, outcomes=outcomes),
+        row("cancel", "peak RSS", f"{peak['mb']:.0f} MB", "≤ 1.5 GB", peak["mb"] <= 1536),
+        row("cancel", "victim /predict p95", f"{p95:.2f} s ({len(latencies)} completed, failures {dict(failures)})",
+            "≤ 1 s", p95 <= 1),
+    ]  # fmt: skip
+
+
+def slow_stream(url: str, address: str) -> tuple[str, socket.socket | None]:
+    """A 256-token /attention job, its answer stream opened on a 4 KB receive buffer and 512 bytes of it read."""
+    with client(url, address) as http:
+        answer = http.post("/gradio_api/call/attention", json={"data": [SLOW_TEXT, None, None]})
+    if answer.status_code != 200:
+        return f"http {answer.status_code}", None
+    reader = socket.socket()
+    reader.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    reader.bind((address, 0))
+    reader.connect(("127.0.0.1", int(url.rsplit(":", 1)[1])))
+    reader.sendall(f"GET /gradio_api/call/attention/{answer.json()['event_id']} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+    reader.recv(512)
+    return "held", reader
+
+
+def slow_readers(url: str, address: str, deadline: float, held: list) -> Counter:
+    """``SLOW_STREAMS / 3`` slow streams from ``address`` (a refusal waits and tries again), kept in ``held``."""
+    outcomes = Counter()
+    while alive(deadline) and outcomes["held"] < SLOW_STREAMS // len(SLOW_ADDRESSES):
+        outcome = attempt(lambda: slow_stream(url, address))
+        outcome, reader = outcome if isinstance(outcome, tuple) else (outcome, None)
+        outcomes[outcome] += 1
+        if reader is None:
+            time.sleep(REFUSED_PAUSE)
+        else:
+            held.append(reader)
+    return outcomes
+
+
+def slow_rows(server: Server) -> list[dict]:
+    note(f"slow: {SLOW_STREAMS} answer streams from {len(SLOW_ADDRESSES)} addresses, read 512 bytes, held")
+    start_mb, held, deadline = rss_mb(server.proc.pid), [], time.monotonic() + SLOW_OPEN_SECONDS
+    with peak_rss(server.proc.pid) as peak:
+        outcomes = in_threads([(slow_readers, server.url, address, deadline, held) for address in SLOW_ADDRESSES])
+        hold = time.monotonic() + SLOW_HOLD_SECONDS
+        while alive(hold):
+            time.sleep(0.5)
+    cut = sum(closed_by_server(reader) for reader in held)
+    for reader in held:
+        reader.close()
+    growth = peak["mb"] - start_mb
+    figure = f"+{growth:.0f} MB ({start_mb:.0f} -> {peak['mb']:.0f}); {dict(outcomes)}; {cut} cut off by the server"
+    return [row("slow", f"RSS growth while slow streams are held ({SLOW_HOLD_SECONDS} s)", figure, "≤ 300 MB",
+                growth <= 300, outcomes=outcomes)]  # fmt: skip
+
+
+def closed_by_server(reader: socket.socket) -> bool:
+    """Whether the server has closed (or cut off) ``reader``'s connection: it reads what is there, without waiting."""
+    reader.setblocking(False)
+    try:
+        while reader.recv(65536):
+            pass
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+    return True
+
+
+def weighted_loop(url: str, address: str, api_name: str, data: list, deadline: float, waits: list) -> Counter:
+    """``api_name`` jobs from ``address`` one after another until ``deadline``: outcomes; each completion's seconds
+    from submission go to ``waits``."""
+    outcomes = Counter()
+    with client(url, address, timeout=120) as http:
+        while alive(deadline):
+            outcome, seconds = timed(attempt, call_api, http, api_name, data)
+            outcomes[outcome] += 1
+            if outcome == "complete":
+                waits.append(seconds)
+            elif outcome.startswith("http"):
+                time.sleep(REFUSED_PAUSE)
+    return outcomes
+
+
+def weighted_rows(server: Server) -> list[dict]:
+    note(f"weighted: one address loops /faithfulness (cost 6) among {len(LIGHTER)} looping cost-2 calls")
+    deadline, heavy_waits, light_waits = time.monotonic() + WEIGHTED_SECONDS, [], []
+    light = [(weighted_loop, server.url, a, "attributions", LIGHTER_DATA, deadline, light_waits) for a in LIGHTER]
+    heavy = (weighted_loop, server.url, HEAVIER, "faithfulness", HEAVIER_DATA, deadline, heavy_waits)
+    outcomes = in_threads([heavy, *light])
+    longest = max(heavy_waits, default=float("inf"))
+    figure = f"{len(heavy_waits)} completed, longest {longest:.1f} s; lighter: {len(light_waits)} completed"
+    met = len(heavy_waits) >= 3 and longest <= 15
+    measured = f"heavy caller among lighter ones for {WEIGHTED_SECONDS} s"
+    return [row("weighted", measured, figure, "≥ 3 completions, none > 15 s", met, outcomes=outcomes)]
+
+
+def surrogate_rows(server: Server) -> list[dict]:
+    note(f"surrogate: {SURROGATE_CALLS} /predict calls with a lone surrogate")
+    log, before = server.temp / SERVER_LOG, (server.temp / SERVER_LOG).stat().st_size
+    lines_before = (server.temp / SERVER_LOG).read_bytes().count(b"\n")
+    said = Counter()
+    with client(server.url, ATTACKER) as http:
+        for _ in range(SURROGATE_CALLS):
+            said[attempt(surrogate_answer, http)] += 1
+    grown, lines = log.stat().st_size - before, log.read_bytes().count(b"\n") - lines_before
+    clear = said["invalid Unicode"]
+    return [
+        row("surrogate", f"answers naming the invalid text, of {SURROGATE_CALLS}", f"{clear}; {dict(said)}",
+            f"{SURROGATE_CALLS}", clear == SURROGATE_CALLS, said=said),
+        row("surrogate", "server log growth", f"{grown:,} bytes, {lines} lines", f"≤ {SURROGATE_CALLS} lines",
+            lines <= SURROGATE_CALLS),
+    ]  # fmt: skip
+
+
+def surrogate_answer(http: httpx.Client) -> str:
+    body = json.dumps({"data": ["a wonderful \ud800 film"]})  # escaped: httpx's json= would refuse to encode it
+    answer = http.post("/gradio_api/call/predict", content=body, headers={"content-type": "application/json"})
+    if answer.status_code != 200:
+        return f"http {answer.status_code}"
+    said = http.get(f"/gradio_api/call/predict/{answer.json()['event_id']}").text
+    return "invalid Unicode" if "invalid Unicode" in said else said.strip().splitlines()[-1][:60]
+
+
 def guarded(name: str, attack, *args) -> list[dict]:
     """``attack(*args)``'s rows, or one row saying why it could not run (the other attacks still run)."""
     try:
@@ -920,7 +1121,7 @@ def launch() -> Server:
     env["TRUSTED_PROXY_HOPS"] = "1"  # as on a Space: the rotated-hop attack sends the hop a proxy would append
     port = free_port()
     try:
-        proc = start_server(["app.py"], port, env=env)
+        proc = start_server(["app.py"], port, env=env, log=temp / SERVER_LOG)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
         raise
@@ -953,6 +1154,7 @@ def run_attacks(server: Server, chosen: set[str], seconds: float) -> list[dict]:
         rows.append(settle_row(server, start_mb))
     short = {"private": private_rows, "sessions": sessions_rows, "links": links_rows, "small": small_rows}
     short |= {"burst": burst_attack_rows, "rotate": rotate_rows, "routes": routes_rows, "mcp": mcp_rows}
+    short |= {"cancel": cancel_rows, "slow": slow_rows, "weighted": weighted_rows, "surrogate": surrogate_rows}
     short |= {"unread": functools.partial(unread_rows, seconds=seconds)}
     short |= {"crowd": functools.partial(crowd_rows, seconds=seconds)}
     for name, attack in short.items():

@@ -8,6 +8,7 @@ server's per-address limits see it). Each level runs for a fixed time and then s
 """
 
 import argparse
+import contextlib
 import os
 import socket
 import statistics
@@ -30,12 +31,15 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(args: list[str], port: int, env: dict | None = None, cwd: Path = ROOT) -> subprocess.Popen:
+def start_server(
+    args: list[str], port: int, env: dict | None = None, cwd: Path = ROOT, log: Path | None = None
+) -> subprocess.Popen:
+    """``python <args> --port <port>``, its output to ``log`` (or nowhere), once its page answers."""
     env = os.environ | {"GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1"} | (env or {})
-    proc = subprocess.Popen(
-        [sys.executable, *args, "--port", str(port)], cwd=cwd, env=env,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+    with open(log, "ab") if log else contextlib.nullcontext(subprocess.DEVNULL) as output:  # the child keeps its own
+        proc = subprocess.Popen(
+            [sys.executable, *args, "--port", str(port)], cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT,
+        )  # fmt: skip
     # Ready once the page answers, not once the port opens: Gradio's launch then still checks the page itself (a HEAD
     # with a 3 s timeout) and exits if that times out, which 16 clients starting at once on a loaded machine made
     # it do ("Connection reset by peer" in every client after).

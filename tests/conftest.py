@@ -21,6 +21,7 @@
 
 import contextlib
 import gzip
+import inspect
 import json
 import os
 import random
@@ -465,5 +466,7 @@ def atlas_fn_index(app) -> int:
     return next(
         index
         for index, fn in app.demo.fns.items()
-        if getattr(fn.fn, "args", ())[:1] == ("head-atlas",) and fn.name == "compute_and_show" and fn.queue
+        if getattr(inspect.unwrap(fn.fn), "args", ())[:1] == ("head-atlas",)
+        and fn.name == "compute_and_show"
+        and fn.queue
     )

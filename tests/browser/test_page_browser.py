@@ -3,6 +3,7 @@ page loads, Enter and Shift+Enter, the "Copy link" button, errors only after an 
 colour controls shown only where they change something."""
 
 import dataclasses
+import inspect
 import json
 import time
 from pathlib import Path
@@ -329,7 +330,7 @@ def test_gradio_api_page_opens_at_view_api_and_the_address_keeps_it(browser, url
 def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_tab(browser, url, app, monkeypatch):
     """Issue 35: a shared link whose view could not be drawn took the whole page down (default text, "Error"
     in Prediction and Attention, the first tab). Now only that view says it failed."""
-    parts = next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    parts = next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
 
     def broken(*_):
         raise ValueError("yaxis domain[0] = -2.22e-16")

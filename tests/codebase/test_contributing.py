@@ -3,6 +3,7 @@ tab and an endpoint to the page, and the view draws the model's own numbers."""
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 import types
@@ -67,7 +68,7 @@ def test_the_worked_example_adds_a_tab_and_an_endpoint(app, example_view):
     tabs = [block for block in demo.blocks.values() if isinstance(block, gr.Tab)]
     assert "Token lengths" in [tab.label for tab in tabs]
     served = {fn.api_name: fn for fn in demo.fns.values() if fn.api_visibility == "public"}
-    assert served["token_lengths"].fn is example_view.token_lengths
+    assert inspect.unwrap(served["token_lengths"].fn) is example_view.token_lengths
     assert {"predict", "attention"} <= served.keys()  # the page's own endpoints are all still there
     assert address.script_config(registry)["viewOfTitle"]["Token lengths"] == "token-lengths"
     assert "token-lengths" not in app.REGISTRY.ids  # the app's own registry is untouched

@@ -169,7 +169,7 @@ def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_model"
     }
     assert callers == {"get_model", "get_second_model"}
-    handlers = {fn.fn for fn in app.demo.fns.values()}
+    handlers = {inspect.unwrap(fn.fn) for fn in app.demo.fns.values()}
     for loader in (runner.get_model, runner.get_second_model):
         assert not inspect.signature(loader).parameters and loader.cache_info().maxsize == 1
         assert loader not in handlers

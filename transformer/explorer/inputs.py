@@ -40,6 +40,35 @@ def shown(value, limit: int = 40) -> str:
     return html.escape(text if len(text) <= limit else text[: limit - 1] + "…", quote=False)  # quotes stay plain text
 
 
+def check_unicode(values) -> None:
+    """Refuse text that is not valid Unicode: a lone surrogate (``"\\ud800"``), which JSON can carry and no tokenizer,
+    file or answer can hold.
+
+    Args:
+        values: an event's inputs, strings at any depth of lists and dicts.
+
+    Raises:
+        InputError: the first string with a lone surrogate, named by its position.
+    """
+    strings = [values]
+    while strings:
+        value = strings.pop()
+        if isinstance(value, dict):
+            strings.extend(value.values())
+        elif isinstance(value, list | tuple):
+            strings.extend(value)
+        elif isinstance(value, str):
+            lone = LONE_SURROGATE.search(value)
+            if lone is not None:
+                raise InputError(
+                    f"The text holds invalid Unicode (a lone surrogate, U+{ord(lone[0]):04X}, at character "
+                    f"{lone.start():,}): send UTF-8 text."
+                )
+
+
+LONE_SURROGATE = re.compile("[\ud800-\udfff]")  # Python's str holds surrogates only when they stand alone
+
+
 def whole_number(value, name: str, low: int, high: int) -> int:
     """``value`` as an int in [low, high], or an ``InputError`` naming ``name`` and the range."""
     try:

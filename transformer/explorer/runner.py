@@ -8,6 +8,7 @@ who sent the text or the controls.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import contextvars
 import dataclasses
@@ -21,6 +22,7 @@ from pathlib import Path
 import gradio as gr
 import torch
 from gradio.context import LocalContext
+from gradio.utils import get_type_hints
 
 from ..explain import heap
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
@@ -51,7 +53,11 @@ _deadline: contextvars.ContextVar[float | None] = contextvars.ContextVar("job_de
 # The running job's stop, in its context as the deadline is: set when its Gradio event is cancelled (``cancel``).
 # Gradio's /cancel only cancels the task that awaits the job's thread, which would run on and hold its worker.
 _stop: contextvars.ContextVar[threading.Event | None] = contextvars.ContextVar("job_stop", default=None)
-_stops: dict[str, threading.Event] = {}  # Gradio event id -> the stop of the job running it
+_stops: dict[str, threading.Event] = {}  # Gradio event id -> the stop of its job, while the job's thread runs it
+# Events cancelled before their job's thread began (waiting for a worker or a slot): the job then does nothing
+_early_cancels: collections.OrderedDict[str, None] = collections.OrderedDict()
+MAX_EARLY_CANCELS = 1024  # remembered at most (an event cancelled while waiting never starts, so is never looked up)
+_stops_lock = threading.Lock()
 CANCELLED = "Cancelled."
 
 
@@ -65,15 +71,20 @@ class JobCancelled(InputError):
 
 def check_deadline(module, args) -> None:
     """A forward pre-hook on the models: once its job is cancelled or past its deadline, stop it before this pass."""
-    stop = _stop.get()
-    if stop is not None and stop.is_set():
-        raise JobCancelled(CANCELLED)
+    check_stop()
     deadline = _deadline.get()
     if deadline is not None and clock() > deadline:
         raise JobTooLong(
             f"This took longer than {JOB_SECONDS:g} s, the most one job may run here, and was stopped: "
             "the server is busy, or the job is large (fewer steps or a shorter text run faster)."
         )
+
+
+def check_stop() -> None:
+    """Raise ``JobCancelled`` once the running job's event is cancelled (``cancel``); outside a job, nothing."""
+    stop = _stop.get()
+    if stop is not None and stop.is_set():
+        raise JobCancelled(CANCELLED)
 
 
 def default_seconds() -> float:
@@ -98,26 +109,64 @@ def job_deadline():
 @contextlib.contextmanager
 def stoppable():
     """Inside it, the model passes of the Gradio event running it stop once that event is cancelled (``cancel``):
-    the next pass raises ``JobCancelled``. Outside an event (a script, a test's direct call) it does nothing."""
+    the next pass raises ``JobCancelled``, and a cancel that came before it began raises at once. While it runs,
+    its event is ``running``. Outside an event (a script, a test's direct call) it does nothing."""
     event_id = LocalContext.event_id.get(None)
     if event_id is None or _stop.get() is not None:  # no event, or a stop already given (a job inside a job)
         yield
         return
-    stop = _stops[event_id] = threading.Event()
+    stop = threading.Event()
+    with _stops_lock:
+        _stops[event_id] = stop
+        if event_id in _early_cancels:
+            del _early_cancels[event_id]
+            stop.set()
     token = _stop.set(stop)
     try:
+        check_stop()
         yield
     finally:
         _stop.reset(token)
-        _stops.pop(event_id, None)
+        with _stops_lock:
+            _stops.pop(event_id, None)
 
 
 def cancel(event_id: str) -> bool:
-    """Stop the job of Gradio's event ``event_id`` at its next model pass; whether one was running."""
-    stop = _stops.get(event_id)
-    if stop is not None:
-        stop.set()
-    return stop is not None
+    """Stop the job of Gradio's event ``event_id`` at its next model pass, or before it begins; whether it was
+    running."""
+    with _stops_lock:
+        stop = _stops.get(event_id)
+        if stop is not None:
+            stop.set()
+            return True
+        _early_cancels[event_id] = None
+        while len(_early_cancels) > MAX_EARLY_CANCELS:
+            _early_cancels.popitem(last=False)
+        return False
+
+
+def running(event_id: str) -> bool:
+    """Whether a thread is still running the job of Gradio's event ``event_id`` (a cancelled one's too)."""
+    return event_id in _stops
+
+
+def one_job(fn, slots: threading.Semaphore):
+    """``fn``, the function of a queued Gradio event, as one job: ``stoppable`` from its first line, and holding
+    one of ``slots`` (its lane's workers) until its thread returns. Gradio frees a cancelled event's worker while
+    the thread runs on, so without the slot the next jobs would run beside it; a cancelled job is one line for
+    its sender. Its signature and type hints are ``fn``'s, which Gradio reads (``gr.Request``, ``gr.Progress``)."""
+
+    @functools.wraps(fn)
+    def job(*args, **kwargs):
+        try:
+            with stoppable(), slots:
+                check_stop()  # cancelled while it waited for a slot
+                return fn(*args, **kwargs)
+        except JobCancelled as error:
+            raise user_error(error, "Cancelled") from None
+
+    job.__annotations__ = get_type_hints(fn)
+    return job
 
 
 @functools.lru_cache(maxsize=1)
@@ -216,6 +265,7 @@ def run_view(build, result: Analysis, *, second: bool = False, **controls):
     at its first model pass after ``JOB_SECONDS``. Freed memory goes back to the system before it starts and as it
     ends (``heap``): a big model's job, or what ran before it outside a view job (its own analysis, ``/predict``, the
     behaviour suite), would otherwise leave hundreds of MB resident under its peak."""
+    check_stop()  # cancelled during the job's work before this view (its analysis)
     loaded = loaded_model(second)
     heap.return_freed_memory()
     try:

@@ -1,7 +1,9 @@
 """The explorer app: its handlers called directly, then its API through gradio_client on a live server."""
 
+import asyncio
 import dataclasses
 import functools
+import inspect
 import logging
 import os
 import socket
@@ -19,6 +21,7 @@ import plotly.graph_objects as go
 import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, forget_the_models, free_port, import_app, write_model_dir
 from conftest import without_artifact
+from gradio.components.api_component import Api
 from gradio_client.exceptions import AppError
 
 from transformer.explorer import analysis, runner, views
@@ -106,10 +109,12 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
     """A main view's tab, redraw and control events skip the queue; nothing that runs the model does."""
     fns = list(app.demo.fns.values())
     by_view = [  # each tab's select and hidden redraw (not a view's quick redraws from what it kept)
-        fn for fn in fns if isinstance(fn.fn, functools.partial) and fn.name not in KEPT_ONLY | CANCELLING
+        fn
+        for fn in fns
+        if isinstance(inspect.unwrap(fn.fn), functools.partial) and fn.name not in KEPT_ONLY | CANCELLING
     ]
-    assert {fn.fn.args[0] for fn in by_view} == {view.id for view in views.VIEWS}
-    assert all(fn.queue == (fn.fn.args[0] not in REGISTRY.main_views) for fn in by_view)
+    assert {inspect.unwrap(fn.fn).args[0] for fn in by_view} == {view.id for view in views.VIEWS}
+    assert all(fn.queue == (inspect.unwrap(fn.fn).args[0] not in REGISTRY.main_views) for fn in by_view)
     assert all(fn.queue for fn in fns if fn.name in ("show_text", "restore_page"))
     result = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1])[0]
     forward_calls.clear()
@@ -183,11 +188,13 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
     fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("draw_view", "open_view")]
-    assert {"attributions", "knockout", "patching"} <= {fn.fn.args[0] for fn in fns if fn.name == "open_view"}
+    assert {"attributions", "knockout", "patching"} <= {
+        inspect.unwrap(fn.fn).args[0] for fn in fns if fn.name == "open_view"
+    }
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
     for fn in fns:
-        view_id = fn.fn.args[0]
+        view_id = inspect.unwrap(fn.fn).args[0]
         if view_draw(fn) == "draw_view":  # the hidden redraw button: its inputs are the drawing's
             assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
         else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
@@ -213,7 +220,7 @@ def test_the_hidden_current_button_makes_the_tab_on_screen_the_current_view(app)
 
 def view_draw(fn) -> str | None:
     """The ``PageParts`` draw an event runs: its handler's, or for a long one (``long_job``) the draw it wraps."""
-    handler = fn.fn
+    handler = inspect.unwrap(fn.fn)
     if isinstance(handler, functools.partial) and handler.func.__name__ == "long_job":
         handler = handler.args[1]
     return handler.func.__name__ if isinstance(handler, functools.partial) else None
@@ -461,7 +468,7 @@ def test_command_line_stops_with_one_line_naming_the_flag_when_its_port_is_taken
 
 def page_parts(app):
     """The page's ``PageParts``, whose ``restore_page`` is the page load's one step."""
-    return next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    return next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
 
 
 def cold_load(parts, **params) -> dict:
@@ -541,7 +548,9 @@ def test_a_long_computation_that_fails_says_so_in_its_tab_alone(
 
     broken_value = types.SimpleNamespace(compute=broken) if broken_name == "ATLAS" else broken
     monkeypatch.setattr(module, broken_name, broken_value)
-    (computing,) = [fn for fn in app.demo.fns.values() if fn.name == event and view in getattr(fn.fn, "args", ())]
+    (computing,) = [
+        fn for fn in app.demo.fns.values() if fn.name == event and view in getattr(inspect.unwrap(fn.fn), "args", ())
+    ]
     assert computing.tracks_progress and computing.queue and computing.api_visibility == "private"
     failure = parts.failures[view]
     page_own = {parts.text_box, parts.restored_text, parts.current_view, parts.page.result, *parts.analyzed}
@@ -577,7 +586,9 @@ def test_reopening_a_tab_whose_long_computation_failed_runs_it_again(app, tiny_d
 
     monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))  # the Errors tab computes only with one
     monkeypatch.setattr(artifact, "build", broken)
-    (computing,) = [fn for fn in app.demo.fns.values() if fn.name == "compute_and_show" and view in fn.fn.args]
+    (computing,) = [
+        fn for fn in app.demo.fns.values() if fn.name == "compute_and_show" and view in inspect.unwrap(fn.fn).args
+    ]
     (needed,) = [block for block in computing.inputs if block.elem_id == f"{view}-needed"]
     drawing, failure = parts.drawings[view], parts.failures[view]
     held = [needed.value]  # what the hidden box holds, opening after opening
@@ -620,3 +631,23 @@ def test_no_table_caption_says_to_click_a_column_to_sort(app):
     labels = [block.label for block in app.demo.blocks.values() if isinstance(block, gr.Dataframe)]
     sorting = [label for label in labels if "sort" in (label or "")]
     assert sorting and all("menu" in label and "click a column" not in label for label in sorting), sorting
+
+
+def test_a_lone_surrogate_in_any_text_is_refused_in_one_line_before_any_handler(app):
+    """JSON carries ``"\\ud800"``, which no tokenizer or answer holds: every event with a text input (the API's and
+    the page's, a view's own texts included) refuses it in its inputs, with a line for the sender and no traceback
+    (``launch.quiet_input_errors``), whichever input it is in."""
+    texts = [
+        (block_fn, position)
+        for block_fn in app.demo.fns.values()
+        if block_fn.fn is not None and block_fn.queue
+        for position, block in enumerate(block_fn.inputs)
+        if isinstance(block, gr.Textbox | Api)
+    ]
+    assert len({id(block_fn) for block_fn, _ in texts}) > 10  # /predict and every view's, the page's events
+    for block_fn, position in texts:
+        values = [block.value for block in block_fn.inputs]
+        values[position] = "a wonderful \ud800 film"
+        with pytest.raises(gr.Error, match=r"lone surrogate, U\+D800, at character 12") as refused:
+            asyncio.run(app.demo.preprocess_data(block_fn, values, None))
+        assert not refused.value.print_exception and "\n" not in refused.value.message, block_fn.name

@@ -7,6 +7,7 @@ button of their own tab, shown only when a draw runs one; a cancelled one stops 
 (``conftest.slow_passes``)."""
 
 import functools
+import inspect
 import threading
 import time
 
@@ -106,6 +107,25 @@ def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
     caller.close()
 
 
+@pytest.mark.served
+def test_a_cancel_from_another_client_is_refused_even_with_the_session(app, slow_atlas):
+    """A ``/call`` job's session is its event id: whoever learns it must still be the job's client to cancel it."""
+    url, passes = slow_atlas
+    caller = QueueCaller(url, timeout=60)
+    index = atlas_fn_index(app)
+    event_id = join(caller, index)
+    read_messages(caller, [])
+    wait_for(lambda: len(passes) >= 3)
+    body = {"session_hash": caller.session_hash, "fn_index": index, "event_id": event_id}
+    transport = httpx.HTTPTransport(local_address="127.0.0.2")  # another address on loopback
+    with httpx.Client(transport=transport, timeout=30, trust_env=False) as other:
+        refused = other.post(f"{caller.url}/gradio_api/cancel", json=body)
+    assert refused.status_code == 403 and "sent" in refused.json()["detail"]
+    wait_for(lambda: head_atlas.ATLAS.current() is not None, seconds=60)
+    assert len(passes) == SLOW_PASSES
+    caller.close()
+
+
 def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
     """An explanation's job for an event (``runner.explain``: Integrated Gradients, head importance, patching...)
     stops as the corpus computations do, at its next pass, once that event is cancelled, and says so as
@@ -154,7 +174,7 @@ def test_the_cancel_button_shows_only_for_a_computation_that_starts(app):
 
 def app_parts(app):
     """The served page's ``events.PageParts``."""
-    return next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    return next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
 
 
 def long_jobs(app, view: str) -> set[int]:
@@ -162,7 +182,9 @@ def long_jobs(app, view: str) -> set[int]:
     return {
         index
         for index, fn in app.demo.fns.items()
-        if isinstance(fn.fn, functools.partial) and fn.fn.func.__name__ == "long_job" and fn.fn.args[0] == view
+        if isinstance(inspect.unwrap(fn.fn), functools.partial)
+        and inspect.unwrap(fn.fn).func.__name__ == "long_job"
+        and inspect.unwrap(fn.fn).args[0] == view
     }
 
 

@@ -1,5 +1,6 @@
-"""Admission by cost: one atomic step per job, tickets held while a job is queued, running or unread, and answers
-nobody reads dropped. The object alone, then the server as shipped (a burst released by a barrier, unread answers).
+"""Admission by cost: one atomic step per job, tickets held while a job is queued, running (its thread too) or
+unread, and answers nobody reads dropped. The object alone, then the server as shipped (a burst released by a
+barrier, unread answers).
 """
 
 import os
@@ -100,6 +101,17 @@ def test_a_ticket_counts_while_its_job_is_queued_or_unread_and_an_unread_answer_
     clock.now = 10.0
     assert held.settle(queue) == 1 and held.held == {}
     assert "s" not in queue.pending_messages_per_session  # the unread answer is gone with its session's queue
+
+
+def test_a_cancelled_jobs_ticket_is_held_until_its_thread_returns():
+    """Gradio ends a cancelled event at once (it leaves the queue) while its thread runs on: the ticket still counts
+    until ``busy`` says the thread has returned."""
+    queue, threads = FakeQueue(), {"e1"}
+    held = admission.Admission(budget=1, light_reserve=0, busy=lambda event_id: event_id in threads)
+    held.bind(held.admit("a", 1.0), "e1", "s")  # cancelled: neither in the queue nor unread
+    assert held.settle(queue) == 0 and held.admit("a", 1.0, queue) is None
+    threads.clear()  # its thread returned
+    assert held.settle(queue) == 1 and held.held == {}
 
 
 # The server as shipped

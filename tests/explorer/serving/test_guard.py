@@ -11,6 +11,7 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
 import contextlib
+import functools
 import socket
 import threading
 import time
@@ -24,6 +25,7 @@ import httpx
 import pytest
 import torch
 from app_fixtures import serving
+from uvicorn.protocols.http.flow_control import FlowControl
 
 from transformer.explorer import runner
 from transformer.explorer.page import launch as server
@@ -124,7 +126,7 @@ def test_a_client_makes_a_burst_of_links_then_is_told_when_to_retry(monkeypatch,
     attacker, victim = fake_request("127.0.0.3"), fake_request(OTHER)
     for i in range(link_store.NEW_LINKS_BURST):
         share_link(REGISTRY, attacker, *(values | {"text": f"link {i}", "view": "attention"}).values())
-    with pytest.raises(gr.Error, match=r"Too many shared links .* retry in \d+ s"):
+    with pytest.raises(gr.Error, match=r"Too many shared links from your address; retry in \d+ s"):
         share_link(REGISTRY, attacker, *(values | {"text": "one more", "view": "attention"}).values())
     assert link_store.load_link(
         share_link(REGISTRY, victim, *(values | {"text": "mine", "view": "attention"}).values())
@@ -170,7 +172,8 @@ def test_all_addresses_together_open_sessions_at_a_bounded_rate(holder):
     for i in range(64 * 30):  # 64 addresses, 30 sessions each: within each one's own burst
         try:
             open_session(holder, f"flood {i}", f"10.1.{i % 64}.1")
-        except sessions.TooManySessions:
+        except sessions.TooManySessions as refusal:
+            assert clients.FROM_EVERYONE in refusal.detail  # not the address's own limit
             refused += 1
     assert len(holder.session_data) == sessions.ALL_NEW_SESSIONS_BURST and refused == 64 * 30 - len(holder.session_data)
     assert holder.new_sessions.take("10.1.0.1") == 0.0  # a refusal spent none of the address's own tokens
@@ -203,8 +206,8 @@ def test_all_addresses_together_make_links_at_a_bounded_rate(monkeypatch, tmp_pa
                 REGISTRY, fake_request(f"10.3.{i % 64}.1"), *(values | {"text": f"flood {i}", "view": "x"}).values()
             )
             made += 1
-        except gr.Error as refusal:
-            assert "retry in" in str(refusal)
+        except gr.Error as refusal:  # the cap of everyone's links, not the address's own
+            assert "Too many shared links from all addresses together; retry in" in str(refusal)
     assert made == 50
 
 
@@ -564,6 +567,78 @@ def test_connections_that_send_no_whole_request_or_idle_after_an_answer_are_clos
         assert closed_by_server(idle, server.KEEP_ALIVE_SECONDS + 5)  # it read the answer, then was closed
     with httpx.Client(timeout=5) as client:  # a whole request still gets its answer
         assert client.get(f"{guarded}/gradio_api/info").status_code == 200
+
+
+class FakeLoop:
+    """``call_later`` that keeps each callback until the test runs it (the time passed)."""
+
+    def __init__(self):
+        self.timers = []
+
+    def call_later(self, delay, callback):
+        self.timers.append(types.SimpleNamespace(delay=delay, callback=callback, cancelled=False))
+        self.timers[-1].cancel = functools.partial(setattr, self.timers[-1], "cancelled", True)
+        return self.timers[-1]
+
+    def run_due(self, seconds: float) -> None:
+        for timer in [timer for timer in self.timers if not timer.cancelled and timer.delay <= seconds]:
+            timer.cancelled = True
+            timer.callback()
+
+
+def connection() -> tuple[server.ConnectionDeadlines, FakeLoop, list]:
+    """A ``ConnectionDeadlines`` mid-answer, on a fake loop and a transport that records ``abort``."""
+    protocol, loop, aborted = server.ConnectionDeadlines.__new__(server.ConnectionDeadlines), FakeLoop(), []
+    protocol.loop, protocol.drain_deadline = loop, None
+    protocol.transport = types.SimpleNamespace(abort=lambda: aborted.append(True))
+    protocol.flow = FlowControl(protocol.transport)
+    return protocol, loop, aborted
+
+
+def test_a_reader_that_lets_its_send_buffer_stay_full_is_cut_off_and_one_that_drains_is_not():
+    stalled, loop, aborted = connection()
+    stalled.pause_writing()  # the buffer passed uvicorn's high-water mark
+    loop.run_due(server.DRAIN_SECONDS)
+    assert aborted == [True]  # its unsent bytes are dropped with it
+    draining, loop, aborted = connection()
+    draining.pause_writing()
+    draining.resume_writing()  # it read down to the low-water mark in time
+    loop.run_due(server.DRAIN_SECONDS)
+    assert aborted == []
+
+
+def test_an_answer_counts_against_its_client_until_written_and_past_the_cap_new_jobs_wait(monkeypatch):
+    """``guard.Unsent`` writes a big answer a chunk at a time; the bytes not yet written count against the client,
+    and a client over ``MAX_UNSENT_PER_CLIENT`` is told to retry before its job reaches admission."""
+    monkeypatch.setattr(guard, "MAX_UNSENT_PER_CLIENT", guard.ANSWER_CHUNK)
+    keeper, written, reader_waits = guard.Guard(None), [], asyncio.Event()
+
+    async def slow_socket(message):  # the reader takes the first chunk, then stops
+        if written:
+            await reader_waits.wait()
+        written.append(message)
+
+    async def scenario():
+        send = keeper.unsent.counted("10.9.9.9", slow_socket)
+        body = b"x" * (4 * guard.ANSWER_CHUNK + 1)
+        answer = asyncio.create_task(send({"type": "http.response.body", "body": body, "more_body": True}))
+        while not written:
+            await asyncio.sleep(0)
+        assert keeper.unsent.by_client["10.9.9.9"] == len(body) - guard.ANSWER_CHUNK
+        refused = []
+
+        async def record(message):
+            refused.append(message)
+
+        await keeper(post_scope("/gradio_api/queue/join"), chunked_body(10)[0], record)
+        assert refused[0]["status"] == 429 and b"answers still being sent from your address" in refused[1]["body"]
+        reader_waits.set()
+        await answer
+        return body
+
+    body = asyncio.run(scenario())
+    assert [len(m["body"]) for m in written] == [guard.ANSWER_CHUNK] * 4 + [1] and keeper.unsent.total == 0
+    assert b"".join(m["body"] for m in written) == body and all(m["more_body"] for m in written)
 
 
 @pytest.mark.served

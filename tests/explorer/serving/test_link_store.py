@@ -1,12 +1,12 @@
-"""Shared links on disk (transformer.explorer.serving.link_store): the size cap counts bytes, and a link shared again
-becomes the newest, last to be pruned."""
+"""Shared links on disk (transformer.explorer.serving.link_store): the size cap counts bytes, a text holds what the page
+takes, and a link shared again becomes the newest, last to be pruned."""
 
 import os
 from collections import OrderedDict
 
 import pytest
 
-from transformer.explorer.analysis import InputError
+from transformer.explorer.analysis import MAX_INPUT_CHARS, InputError
 from transformer.explorer.serving import link_store
 
 
@@ -18,13 +18,18 @@ def store(tmp_path, monkeypatch):
 
 
 def test_the_cap_counts_utf8_bytes_not_characters(store):
-    two_byte = "é" * (link_store.MAX_LINK_BYTES // 2 + 16)  # fewer characters than the cap, more bytes
-    assert len(two_byte) < link_store.MAX_LINK_BYTES < len(two_byte.encode())
+    four_byte = "\U0001f3ac" * 9_000  # within the page's characters, two of them over the bytes
     with pytest.raises(InputError, match="at most"):
-        link_store.save_link({"text": two_byte})
+        link_store.save_link({"text": four_byte, "text_b": four_byte})
     assert not list(store.iterdir())
-    one_byte = "e" * (link_store.MAX_LINK_BYTES - 64)  # the same room in ASCII fits
-    assert link_store.load_link(link_store.save_link({"text": one_byte})) == {"text": one_byte}
+    three = {name: "e" * MAX_INPUT_CHARS for name in ("text", "text_b", "reordered")}  # in ASCII, three texts fit
+    assert link_store.load_link(link_store.save_link(three)) == three
+
+
+def test_a_text_longer_than_the_page_takes_is_refused_saying_so(store):
+    with pytest.raises(InputError, match=f"65,000 characters; the page takes at most {MAX_INPUT_CHARS:,}"):
+        link_store.save_link({"text": "e" * 65_000})
+    assert not list(store.iterdir())
 
 
 def test_a_link_shared_again_is_the_newest_and_outlives_a_newer_one(store, monkeypatch):

@@ -2,6 +2,7 @@
 report read from behaviour.json only when made for these weights and else computed once into the cache, the live
 run, the ``/behaviour`` endpoint, and the bundled model's behaviour.json."""
 
+import inspect
 import json
 import os
 import zlib
@@ -250,7 +251,7 @@ def test_the_bundled_behaviour_json_is_the_bundled_models_and_matches_the_comman
 def test_the_first_open_and_the_live_run_show_a_progress_bar_of_the_suite(app):
     """The hidden box's change and the live button run the suite with ``gr.Progress(track_tqdm=True)``: Gradio
     draws its progress bar from the suite's tqdm bar."""
-    found = {fn.name: fn for fn in app.demo.fns.values() if view.VIEW.id in getattr(fn.fn, "args", ())}
+    found = {fn.name: fn for fn in app.demo.fns.values() if view.VIEW.id in getattr(inspect.unwrap(fn.fn), "args", ())}
     found = {name: found[name] for name in found.keys() & {"compute_and_show", "run_and_show"}}
     assert set(found) == {"compute_and_show", "run_and_show"}
     for fn in found.values():

@@ -3,6 +3,7 @@ bar) or first call when the data folder is at hand, the one ``python -m transfor
 the cache folder, never the model folder; the filters' choices then follow it; without a data folder, how to make
 one and nothing computed; and in Chromium, the first open draws the computed list and its sets."""
 
+import inspect
 import json
 import os
 from pathlib import Path
@@ -91,7 +92,11 @@ def test_the_endpoint_computes_the_list_on_first_call(fresh_errors, data_folder,
 
 def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
     """The hidden box's change computes with ``gr.Progress(track_tqdm=True)`` and draws the filters' choices too."""
-    (found,) = [fn for fn in app.demo.fns.values() if fn.name == "compute_and_show" and view.VIEW.id in fn.fn.args]
+    (found,) = [
+        fn
+        for fn in app.demo.fns.values()
+        if fn.name == "compute_and_show" and view.VIEW.id in inspect.unwrap(fn.fn).args
+    ]
     assert found.tracks_progress and found.api_visibility == "private" and found.queue
     assert [block.elem_id for block in found.outputs] == [
         "errors-summary",

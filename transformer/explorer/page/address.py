@@ -47,11 +47,12 @@ def share_link(registry: Registry, request: gr.Request | None, *values) -> str:
     caller in this process, not limited).
     """
     client = None if request is None else clients.request_client(request)
-    wait = 0.0 if client is None else clients.take_both(link_store.NEW_LINKS, link_store.ALL_NEW_LINKS, client)
+    wait, source = (
+        (0.0, "") if client is None else clients.take_both(link_store.NEW_LINKS, link_store.ALL_NEW_LINKS, client)
+    )
     if wait:
-        raise gr.Error(
-            clients.retry_message("shared links", wait), title="Cannot share this view", print_exception=False
-        )
+        message = clients.retry_message("shared links", wait, source)
+        raise gr.Error(message, title="Cannot share this view", print_exception=False)
     named = dict(zip(registry.url_params, values, strict=True))
     kept = GLOBAL_PARAMS + registry.view_params.get(address_value(named["view"]), [])
     params = {name: address_value(value) for name, value in named.items() if name in kept}

@@ -6,7 +6,9 @@
   component value to disk and never removes it: it is replaced by one that writes nothing. Shared links
   go through ``link_store`` (inputs only, capped).
 - Gradio's ``/gradio_api/cancel`` (a Cancel button, an API caller's cancel) also stops the job's thread at its
-  next model pass (``stop_on_cancel``), so a cancelled job frees its worker at once.
+  next model pass (``stop_on_cancel``), or before it begins; only the client that sent a job may cancel it. Gradio
+  frees a cancelled event's worker at once, so each job's thread holds a slot of its lane, and its client's
+  ticket, until it returns (``runner.one_job``).
 - The page's style sheet (``theme.PAGE_CSS``: figures in the dark theme, the phone layout) and its scripts
   (``scripts.head``) go with them, so every server of the app, tests' included, serves the same page.
 - Uploads: the app takes none (``guard`` refuses the route; ``MAX_FILE_SIZE`` would refuse any real file);
@@ -16,7 +18,8 @@
 - MCP tool calls that fail say why without the loopback address Gradio called (``plain_tool_errors``).
 - Connections: an idle one is closed ``KEEP_ALIVE_SECONDS`` after its last answer, and one that has not sent
   a whole request, head and body, ``HEAD_SECONDS`` after it opened or was last answered is closed too
-  (``HeadDeadline``).
+  (``ConnectionDeadlines``); one whose reader stops draining its answer is cut off ``DRAIN_SECONDS`` after its send
+  buffer filled.
 - Model work: page events and heavy endpoints share one concurrency group, ``MODEL_WORK``, of one worker
   per core (``model_workers``); the light endpoints (one forward pass each, ``/predict`` among them) have a
   lane of their own, ``LIGHT_WORK``, of ``LIGHT_WORKERS``, so a light call never waits for a heavy job to end
@@ -33,15 +36,18 @@ import contextlib
 import html
 import os
 import re
+import threading
 
 import gradio as gr
 import h11
+from fastapi import HTTPException, Request
 from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from .. import runner
 from ..drawing import theme
+from ..inputs import InputError, check_unicode
 from ..registry import Registry
 from ..serving import admission, clients, fair_queue, guard, sessions
 from . import address, scripts
@@ -70,12 +76,17 @@ def lane(fn) -> tuple[str, int]:
 
 
 def configure_events(demo) -> None:
-    """Put every queued event of ``demo`` in its ``lane``, in turns fair to every client (``fair_queue``), and
-    answer inputs that Gradio refuses without a traceback in the log (``quiet_input_errors``)."""
+    """Put every queued event of ``demo`` in its ``lane``, each job holding a worker of it until its thread returns
+    (``runner.one_job``), in turns fair to every client (``fair_queue``), and answer inputs that Gradio refuses
+    without a traceback in the log (``quiet_input_errors``)."""
     workers = model_workers()
+    slots = {}  # lane -> its workers as a semaphore, held by each job's thread until it returns
     for fn in demo.fns.values():
         if fn.queue:
             fn.concurrency_id, fn.concurrency_limit = lane(fn)
+            if fn.fn is not None:
+                lane_slots = slots.setdefault(fn.concurrency_id, threading.BoundedSemaphore(fn.concurrency_limit))
+                fn.fn = runner.one_job(fn.fn, lane_slots)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
     fair_queue.make_fair(demo._queue)
     quiet_input_errors(demo)
@@ -83,12 +94,17 @@ def configure_events(demo) -> None:
 
 def quiet_input_errors(demo) -> None:
     """Make what ``demo`` refuses while reading an event's inputs (too few values, a value not among a control's
-    choices) a short ``gr.Error`` for the sender: Gradio would print a traceback, quoting the values, per call."""
+    choices, text that is not valid Unicode: ``inputs.check_unicode``) a short ``gr.Error`` for the sender: Gradio
+    would print a traceback, quoting the values, per call."""
     read_inputs = demo.preprocess_data
 
-    async def read_inputs_quietly(*args, **kwargs):
+    async def read_inputs_quietly(block_fn, inputs, *args, **kwargs):
         try:
-            return await read_inputs(*args, **kwargs)
+            check_unicode(inputs)
+        except InputError as error:
+            raise gr.Error(str(error), title="Cannot read this text", print_exception=False) from None
+        try:
+            return await read_inputs(block_fn, inputs, *args, **kwargs)
         except gr.Error as error:  # a component's own refusal, already worded for the sender
             error.print_exception = False
             raise
@@ -108,19 +124,29 @@ def stop_on_cancel(app) -> None:
     """Make Gradio's ``GRADIO_CANCEL`` on the FastAPI ``app`` stop the cancelled job itself (``runner.cancel``), then
     do what it did: Gradio cancels only the task that awaits a job's thread, so the thread would run to its end,
     holding its worker (and the /cancel request, which waits for that task) all the while. The stop is only for the
-    session that sent the event."""
+    session that sent the event; a cancel of a session whose jobs another client sent is refused (a ``/call``'s
+    session is its event id, which a leak would give away)."""
     routers = [getattr(route, "original_router", None) for route in app.router.routes]  # Gradio's routes are in one
     routes = [route for router in routers if router is not None for route in router.routes]
     gradio_cancel = next(route.endpoint for route in routes if getattr(route, "path", "") == GRADIO_CANCEL)
 
-    async def cancel(body: CancelBody):
-        event = app.get_blocks()._queue.event_ids_to_events.get(body.event_id)
+    async def cancel(body: CancelBody, request: Request):
+        queue = app.get_blocks()._queue
+        if not own_session(queue, body.session_hash, clients.request_client(request)):
+            raise HTTPException(403, "Only the client that sent a job can cancel it.")
+        event = queue.event_ids_to_events.get(body.event_id)
         if event is not None and event.session_hash == body.session_hash:
             runner.cancel(body.event_id)
         return await gradio_cancel(body)
 
     app.add_api_route(GRADIO_CANCEL, cancel, methods=["POST"])
     app.router.routes.insert(0, app.router.routes.pop())  # matched before Gradio's
+
+
+def own_session(queue, session_hash: str, client: str) -> bool:
+    """Whether ``client`` sent every job of ``session_hash`` that Gradio's ``queue`` holds (true of none)."""
+    events = list(queue.event_ids_to_events.values())
+    return all(fair_queue.client_of(event) == client for event in events if event.session_hash == session_hash)
 
 
 def no_deep_link(session_hash: str = "") -> str:
@@ -206,16 +232,23 @@ KEEP_ALIVE_SECONDS = 5  # an idle connection is closed this long after its last 
 HEAD_SECONDS = 10  # a request's head and body must all arrive within this long (512 KiB: 51 KB/s at least)
 
 
-class HeadDeadline(H11Protocol):
+DRAIN_SECONDS = 10  # a connection whose send buffer stays over uvicorn's high-water mark this long is cut off
+
+
+class ConnectionDeadlines(H11Protocol):
     """uvicorn's HTTP/1.1 connection, closed when a whole request (its head, then any body) has not arrived
-    ``HEAD_SECONDS`` after the connection opened or its last answer ended. uvicorn itself times out only a
+    ``HEAD_SECONDS`` after the connection opened or its last answer ended, and cut off (its unsent bytes dropped)
+    when its reader lets the send buffer stay full for ``DRAIN_SECONDS``. uvicorn itself times out only a
     connection idle after an answer, and a byte sent resets that: one that sends nothing, its headers a byte
     at a time, or whole headers and then a body that never ends, is kept open for ever, and a few hundred such
-    connections hold every socket the server may open."""
+    connections hold every socket the server may open. One that reads its answer 512 bytes at a time would hold
+    the answer for ever (``guard.Unsent`` writes it in ``guard.ANSWER_CHUNK`` pieces, so the reader must keep
+    taking about 48 KB every ``DRAIN_SECONDS``)."""
 
     def connection_made(self, transport) -> None:
         super().connection_made(transport)
         self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
+        self.drain_deadline = None
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -227,8 +260,19 @@ class HeadDeadline(H11Protocol):
         self.head_deadline.cancel()
         self.head_deadline = self.loop.call_later(HEAD_SECONDS, self.close_if_no_request)
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self.drain_deadline = self.loop.call_later(DRAIN_SECONDS, self.transport.abort)  # close() would wait to send
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        if self.drain_deadline is not None:
+            self.drain_deadline.cancel()
+
     def connection_lost(self, exc: Exception | None) -> None:
         self.head_deadline.cancel()
+        if self.drain_deadline is not None:
+            self.drain_deadline.cancel()
         super().connection_lost(exc)
 
     def close_if_no_request(self) -> None:
@@ -242,12 +286,12 @@ UNFINISHED = (h11.IDLE, h11.SEND_BODY)  # h11's states of a client still sending
 async def limit_connections(app) -> None:
     """Once the uvicorn server serving ``app`` is known (Gradio builds its settings, with no say in these, and
     sets ``blocks.server`` after start-up), give the connections it opens from then on ``KEEP_ALIVE_SECONDS``
-    and a ``HeadDeadline``: uvicorn makes each connection from its settings when it opens."""
+    and ``ConnectionDeadlines``: uvicorn makes each connection from its settings when it opens."""
     blocks = app.get_blocks()
     while getattr(getattr(blocks, "server", None), "config", None) is None or blocks.server.config.app is not app:
         await asyncio.sleep(0.05)  # not yet set, or still the server of an earlier launch
     blocks.server.config.timeout_keep_alive = KEEP_ALIVE_SECONDS
-    blocks.server.config.http_protocol_class = HeadDeadline
+    blocks.server.config.http_protocol_class = ConnectionDeadlines
 
 
 @contextlib.asynccontextmanager
@@ -281,5 +325,5 @@ def launch_settings(registry: Registry) -> dict:
         "head": scripts.head(address.script_config(registry)),
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
-        "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard)]},
+        "app_kwargs": {"lifespan": lifespan, "middleware": [Middleware(guard.Guard, busy=runner.running)]},
     }

@@ -5,7 +5,8 @@ adds a job's cost to its client's total under one lock, or refuses it, in the sa
 cannot all pass a check made before any of them is counted. A ticket is held, and counts, while its job is
 
 - admitted but not yet in Gradio's queue (the join request is still being handled),
-- waiting or running in the queue,
+- waiting or running in the queue, and after, while a thread still runs its job (``busy``: Gradio ends a cancelled
+  event at once, and would start the next jobs beside a thread that runs on),
 - finished but unread: its answer waits in Gradio's memory until the client reads it. Unread for
   ``UNREAD_SECONDS`` after it finished, the answer is dropped (``settle``), so answers cannot pile up.
 
@@ -96,8 +97,11 @@ class Admission:
         light_reserve: float = LIGHT_RESERVE,
         unread_seconds: float = UNREAD_SECONDS,
         clock=time.monotonic,
+        busy=lambda event_id: False,
     ):
+        """``busy(event_id)``: whether a thread still runs that event's job (``runner.running``)."""
         self.budget, self.light_reserve, self.unread_seconds, self.clock = budget, light_reserve, unread_seconds, clock
+        self.busy = busy
         self._lock = threading.Lock()
         self.held: dict[str, float] = {}  # client -> the cost of its tickets
         self.tickets: dict[str, list[Ticket]] = {}  # client -> its tickets, oldest first
@@ -152,8 +156,8 @@ class Admission:
     def _settle(self, queue, tickets: list[Ticket]) -> int:
         released = 0
         for ticket in list(tickets):
-            if ticket.event_id is None or ticket.event_id in queue.event_ids_to_events:
-                continue  # still being admitted, or waiting or running
+            if ticket.event_id is None or ticket.event_id in queue.event_ids_to_events or self.busy(ticket.event_id):
+                continue  # still being admitted, waiting or running, or its event over but not its thread
             now = self.clock()
             ticket.ended_at = now if ticket.ended_at is None else ticket.ended_at
             if unread(queue, ticket):

@@ -121,20 +121,27 @@ class RateLimit:
 
 
 EVERYONE = "*"  # the one key of a ``RateLimit`` that counts all clients together
+FROM_YOU, FROM_EVERYONE = "from your address", "from all addresses together"  # whose limit refused, as said
 
 
-def take_both(own: RateLimit, everyone: RateLimit, client: str) -> float:
-    """Spend a token of ``client`` in ``own`` and one of all clients in ``everyone``; 0.0, or the seconds to wait
-    (a refusal by either spends nothing in the other)."""
+def take_both(own: RateLimit, everyone: RateLimit, client: str) -> tuple[float, str]:
+    """Spend a token of ``client`` in ``own`` and one of all clients in ``everyone`` (a refusal by either spends
+    nothing in the other).
+
+    Returns:
+        (0.0, ``FROM_YOU``), or (the seconds to wait, whose limit refused: ``FROM_YOU`` or ``FROM_EVERYONE``).
+    """
     own_wait = own.take(client)
     if own_wait:
-        return own_wait
+        return own_wait, FROM_YOU
     all_wait = everyone.take(EVERYONE)
     if all_wait:
         own.refund(client)
-    return all_wait
+        return all_wait, FROM_EVERYONE
+    return 0.0, FROM_YOU
 
 
-def retry_message(what: str, wait_seconds: float) -> str:
-    """The refusal a rate-limited client reads: what it did too often, and when to try again."""
-    return f"Too many {what} from your address; retry in {max(1, math.ceil(wait_seconds))} s."
+def retry_message(what: str, wait_seconds: float, source: str = FROM_YOU) -> str:
+    """The refusal a rate-limited client reads: what it did too often, whose limit that is (``source``), and when to
+    try again."""
+    return f"Too many {what} {source}; retry in {max(1, math.ceil(wait_seconds))} s."

@@ -1,15 +1,24 @@
-"""A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them.
+"""A fair turn for every client in Gradio's queue: one client's many jobs do not make everyone wait behind them, and
+a heavy job does not wait for ever behind lighter ones that keep coming.
 
 Gradio runs a concurrency group's waiting jobs first in, first out. In the group of page events and heavy
 endpoints (``page.launch.MODEL_WORK``) a client with several jobs queued ahead would make the next visitor wait for
 all of them, and forty clients with one heavy job each would make a light call wait behind forty heavy ones.
-``make_fair`` reorders the waiting jobs after each new one by the cost their client has ahead of them, this
-job's included (``admission.call_cost``; running jobs count): a visitor's light call goes before anyone's heavy
-job, and among equals the earlier arrival goes first; a client alone keeps its order.
+``make_fair`` reorders the waiting jobs after each new one by their rank (``fair_order``), lowest first:
+
+    rank = the cost its client has running or ahead of it, this job's included (``admission.call_cost``)
+           - ``AGE_CREDIT`` x the seconds it has waited
+
+and among equals the earlier arrival goes first; a client alone keeps its order. So a visitor's light call goes
+before anyone's heavy job, and a job that waits gains on every newcomer at ``AGE_CREDIT`` a second: a job of rank
+r is behind no job that arrives more than (r - ``admission.LIGHT_COST``) / ``AGE_CREDIT`` seconds after it: 7 s at
+most, as a client holds at most ``admission.CLIENT_BUDGET`` (8). Aging never reorders the jobs already waiting (they
+age together); it only stops newcomers going first for ever.
 """
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 
 from gradio.server_messages import ProcessCompletedMessage
@@ -38,15 +47,19 @@ def waiting_events(queue) -> list:
     return [event for events in list(queue.event_queue_per_concurrency_id.values()) for event in events.queue]
 
 
-def fair_order(waiting: list, running: list) -> list:
+AGE_CREDIT = 1.0  # cost a waiting job's rank loses per second waited: one light call's
+
+
+def fair_order(waiting: list, running: list, waited=lambda event: 0.0) -> list:
     """``waiting`` events in their fair order, given the events ``running`` now.
 
     Args:
         waiting: the group's waiting events, in arrival order.
         running: the events being processed (each counts its cost for its client).
+        waited: the seconds an event has waited (by default none has).
 
     Returns:
-        The same events, by (the cost of their client's jobs running or ahead of them, theirs included, arrival).
+        The same events, by (rank, arrival); the rank is the module's.
     """
     ahead = Counter()
     for event in running:
@@ -55,20 +68,26 @@ def fair_order(waiting: list, running: list) -> list:
     for arrival, event in enumerate(waiting):
         client = client_of(event)
         ahead[client] += cost_of(event)
-        ranked.append((ahead[client], arrival, event))
+        ranked.append((ahead[client] - AGE_CREDIT * waited(event), arrival, event))
     return [event for _, _, event in sorted(ranked, key=lambda rank: rank[:2])]
 
 
-def make_fair(queue) -> None:
-    """Make Gradio's ``queue`` put each new job in its fair place (``fair_order``) among the waiting ones."""
+def make_fair(queue, clock=time.monotonic) -> None:
+    """Make Gradio's ``queue`` put each new job in its fair place (``fair_order``) among the waiting ones, by how long
+    each has waited on ``clock``."""
     push = queue.push
+    arrived: dict[int, tuple[object, float]] = {}  # id(event) -> (the event, kept so its id is not reused; when)
 
     async def push_fairly(*args, **kwargs):
         answer = await push(*args, **kwargs)
-        running = running_events(queue)
+        now, running, waiting = clock(), running_events(queue), waiting_events(queue)
+        for event in waiting:
+            arrived.setdefault(id(event), (event, now))
+        for gone in arrived.keys() - {id(event) for event in waiting}:
+            del arrived[gone]
         for events in queue.event_queue_per_concurrency_id.values():
             if len(events.queue) > 1:
-                events.queue[:] = fair_order(events.queue, running)
+                events.queue[:] = fair_order(events.queue, running, lambda event: now - arrived[id(event)][1])
         return answer
 
     queue.push = push_fairly

@@ -9,16 +9,21 @@
   event by its name whatever its ``api_visibility``; here a private event's name answers 404. The page itself
   reaches its events by number (``queue/join``, and ``run/predict`` for the few that skip the queue).
 - **Admission.** Each job is admitted, or refused with 429 "retry in N s", in one atomic step
-  (``admission.Admission``) before it reaches Gradio's queue; its cost counts while it is queued, running, or
-  finished and unread. A job that finds the queue full takes the place of the newest waiting job of the client
-  holding the most, when that client holds more than it will (``make_room``).
+  (``admission.Admission``) before it reaches Gradio's queue; its cost counts while it is queued, running (until
+  its thread returns, a cancelled job's too), or finished and unread. A job that finds the queue full takes the
+  place of the newest waiting job of the client holding the most, when that client holds more than it will
+  (``make_room``).
 - **Who.** The client is ``clients.client_address`` (proxy hops counted from the right). An MCP tool call
   reaches the queue through Gradio's own loopback client: the MCP request is stamped with its caller's address
   and a secret of this process (``MCP_CLIENT``), which the loopback call carries, so each MCP caller is its own
   client. The stamp is removed from every other request.
 - **Bodies** over ``MAX_BODY_BYTES`` are refused (413): no input the page sends comes near it.
 - **Answers streams** for a session or event the queue does not know answer 404 in one line (Gradio would
-  log a traceback for each).
+  log a traceback for each). An answer goes to its socket ``ANSWER_CHUNK`` bytes at a time (``Unsent``): uvicorn
+  waits for a socket to drain before each write, so a slow reader holds its answer here, counted against its
+  client until sent, not in the server's send buffer, unseen. A client with more than ``MAX_UNSENT_PER_CLIENT``
+  bytes unsent, or all together past ``MAX_UNSENT_BYTES``, is told to retry before a new job; a reader that stops
+  draining is cut off (``page.launch.ConnectionDeadlines``).
 - **Headers** on every answer: framing only by the page itself and Hugging Face (``FRAME_ANCESTORS``),
   ``nosniff``, and a referrer policy that sends other sites the origin only, never a link's key.
 
@@ -32,6 +37,7 @@ import hmac
 import json
 import re
 import secrets
+from collections import Counter
 from urllib.parse import parse_qs
 
 from starlette.requests import HTTPConnection
@@ -70,6 +76,10 @@ MCP_CLIENT = b"x-explorer-mcp-client"  # "<this process's secret> <the MCP calle
 MCP_SECRET = secrets.token_urlsafe(32)
 ADMISSION = "explorer_admission"  # the app state attribute holding the guard's ``admission.Admission``
 MAX_ANSWER_READ = 4096  # bytes of a join's answer read for its event id ({"event_id": "<32 hex>"})
+ANSWER_STREAM = re.compile(r"queue/data|call/(?:v2/)?[^/]+/[^/]+")  # GET: a session's or an event's answers
+ANSWER_CHUNK = 64 * 1024  # bytes written to a socket at a time: uvicorn's high-water mark for its send buffer
+MAX_UNSENT_PER_CLIENT = 16 * 2**20  # two answers at the endpoints' cap (``payloads``' 8 MB)
+MAX_UNSENT_BYTES = 128 * 2**20  # all clients together
 
 
 def closed_route(method: str, path: str) -> tuple[int, str] | None:
@@ -194,9 +204,11 @@ def make_room(queue, held: admission.Admission, client: str, cost: float) -> adm
 class Guard:
     """ASGI middleware: allowed routes, private event names, admission, body size, security headers."""
 
-    def __init__(self, app, budget: float | None = None, max_body_bytes: int = MAX_BODY_BYTES):
+    def __init__(self, app, budget: float | None = None, max_body_bytes: int = MAX_BODY_BYTES, busy=None):
+        """``busy(event_id)``: whether a thread still runs that event's job (its ticket is held until it returns)."""
         self.app, self.max_body_bytes = app, max_body_bytes
-        self.admission = admission.Admission(budget or admission.CLIENT_BUDGET)
+        self.admission = admission.Admission(budget or admission.CLIENT_BUDGET, busy=busy or (lambda event_id: False))
+        self.unsent = Unsent()
         self._private: frozenset[str] | None = None
 
     async def __call__(self, scope, receive, send):
@@ -214,8 +226,13 @@ class Guard:
             return await answer(send, *refusal)
         send = self.with_headers(send)
         route = scope["path"].split(API, 1)[-1]
+        if scope["method"] == "GET" and ANSWER_STREAM.fullmatch(route):
+            send = self.unsent.counted(client, send)
         if not (scope["method"] == "POST" and JOB_ROUTE.fullmatch(route)):
             return await self.app(scope, bounded(receive, self.max_body_bytes), send)
+        if source := self.unsent.source_over(client):
+            message = clients.retry_message("answers still being sent", RETRY_SECONDS, source)
+            return await answer(send, 429, message, ((b"retry-after", str(RETRY_SECONDS).encode()),))
         body = await read_body(receive, self.max_body_bytes)
         if body is None:
             return await answer(send, 413, f"A request holds at most {self.max_body_bytes:,} bytes.")
@@ -302,6 +319,47 @@ class Guard:
             await send(message)
 
         return send_with_headers
+
+
+class Unsent:
+    """The bytes of answers handed to their stream but not yet written to its socket, by client."""
+
+    def __init__(self):
+        self.by_client: Counter[str] = Counter()
+        self.total = 0
+
+    def add(self, client: str, size: int) -> None:
+        self.by_client[client] += size
+        self.total += size
+        if self.by_client[client] <= 0:
+            del self.by_client[client]
+
+    def source_over(self, client: str) -> str | None:
+        """Whose unsent answers are over their cap (``clients.FROM_YOU`` or ``FROM_EVERYONE``), or None."""
+        if self.by_client.get(client, 0) > MAX_UNSENT_PER_CLIENT:
+            return clients.FROM_YOU
+        return clients.FROM_EVERYONE if self.total > MAX_UNSENT_BYTES else None
+
+    def counted(self, client: str, send):
+        """``send`` that writes an answer's body ``ANSWER_CHUNK`` bytes at a time, counted until each is written."""
+
+        async def send_in_chunks(message):
+            body = message.get("body", b"") if message["type"] == "http.response.body" else b""
+            if len(body) <= ANSWER_CHUNK:
+                return await send(message)
+            left = len(body)
+            self.add(client, left)
+            try:
+                for start in range(0, len(body), ANSWER_CHUNK):
+                    chunk = body[start : start + ANSWER_CHUNK]
+                    more = start + ANSWER_CHUNK < len(body) or message.get("more_body", False)
+                    await send({"type": "http.response.body", "body": chunk, "more_body": more})
+                    left -= len(chunk)
+                    self.add(client, -len(chunk))
+            finally:
+                self.add(client, -left)  # the connection was lost, or the task cancelled
+
+        return send_in_chunks
 
 
 def queued_event(status: int, answer_bytes: bytes) -> str | None:

@@ -1,7 +1,8 @@
 """Shared links: a view's inputs (text, view, controls) kept on disk under a short key, nothing computed.
 
 A link is one small JSON file named after its content's hash, so the same inputs make the same link and
-cost nothing more. An entry holds only strings and is at most ``MAX_LINK_BYTES``; past ``MAX_LINKS``
+cost nothing more. An entry holds only strings, each at most the page's ``MAX_INPUT_CHARS``, and is at most
+``MAX_LINK_BYTES``; past ``MAX_LINKS``
 entries go, links nobody has opened first (oldest first), so the store never holds more than
 ``MAX_LINKS * MAX_LINK_BYTES`` bytes (64 MiB) and a link people open is not pushed out by fresh ones.
 One address makes at most ``NEW_LINKS_BURST`` links at once and then one every few seconds (``NEW_LINKS``), and
@@ -22,13 +23,13 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from ..analysis import InputError
+from ..analysis import MAX_INPUT_CHARS, InputError
 from .clients import RateLimit
 from .pruning import prune_oldest
 
 LINK_DIR = Path(tempfile.gettempdir()) / "attention-explorer-links"
 MAX_LINKS = 1024
-MAX_LINK_BYTES = 64 * 1024  # three texts of 10,000 characters fit, in most scripts
+MAX_LINK_BYTES = 64 * 1024  # three texts of MAX_INPUT_CHARS characters fit, in most scripts
 NEW_LINKS_BURST = 20  # links one address may make at once ...
 NEW_LINKS = RateLimit(per_second=0.2, burst=NEW_LINKS_BURST)  # ... then one every 5 s: 1,024 take over an hour
 # All addresses together: 1,024 new links take at least 15 minutes however many addresses make them
@@ -42,10 +43,17 @@ def save_link(params: dict[str, str], directory: Path | None = None) -> str:
     """Keep ``params`` (address parameter -> value, all strings) in ``directory`` (``LINK_DIR``); return its key.
 
     Raises:
-        InputError: a value that is not a string, or inputs over ``MAX_LINK_BYTES`` in all.
+        InputError: a value that is not a string, a value over ``MAX_INPUT_CHARS`` characters (what the page
+            takes), or inputs over ``MAX_LINK_BYTES`` in all.
     """
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
         raise InputError("A link holds text only.")
+    longest = max(map(len, params.values()), default=0)
+    if longest > MAX_INPUT_CHARS:  # the page would restore nothing from it
+        raise InputError(
+            f"This view's text has {longest:,} characters; the page takes at most {MAX_INPUT_CHARS:,}, so a link "
+            "to it would restore nothing. Shorten it to share the view."
+        )
     content = json.dumps(params, ensure_ascii=False, sort_keys=True).encode()
     if len(content) > MAX_LINK_BYTES:
         raise InputError(

@@ -63,8 +63,8 @@ class LeanSession(SessionState):
 class TooManySessions(HTTPException):
     """429 for a client opening sessions faster than ``NEW_SESSIONS_PER_SECOND`` allows (FastAPI answers it)."""
 
-    def __init__(self, wait_seconds: float):
-        message = clients.retry_message("new sessions", wait_seconds)
+    def __init__(self, wait_seconds: float, source: str = clients.FROM_YOU):
+        message = clients.retry_message("new sessions", wait_seconds, source)
         super().__init__(429, message, headers={"Retry-After": str(max(1, math.ceil(wait_seconds)))})
 
 
@@ -103,9 +103,9 @@ class LeanSessions(StateHolder):
     def _open(self, session_id: str, client: str | None) -> None:
         """Make ``client``'s new session (None: opened by the server's own worker, owned by no client)."""
         if client is not None:
-            wait = clients.take_both(self.new_sessions, self.all_new_sessions, client)
+            wait, source = clients.take_both(self.new_sessions, self.all_new_sessions, client)
             if wait:
-                raise TooManySessions(wait)
+                raise TooManySessions(wait, source)
             own = self.owned.get(client, {})
             if len(own) >= SESSIONS_PER_CLIENT:
                 drop_session(self, next(iter(own)))
