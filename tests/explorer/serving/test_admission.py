@@ -7,6 +7,7 @@ import os
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
+import sys
 import threading
 import time
 import types
@@ -77,6 +78,29 @@ def test_a_burst_released_together_admits_exactly_the_budget():
         held.release(ticket)
         held.release(ticket)  # twice: counted once
     assert held.held == {} and held.tickets == {}
+
+
+class YieldingCounts(dict):
+    """``Admission.held`` that lets other threads run each time it is read, between a check and the count it
+    guards: what a thread switch there does, made certain (without the lock, every thread reads 0 and all pass)."""
+
+    def get(self, key, default=None):
+        time.sleep(0.001)
+        return super().get(key, default)
+
+
+def test_admit_counts_and_checks_in_one_step_under_its_lock():
+    """Kills ``admit`` without its lock: a burst released by a barrier, thread switches as often as the interpreter
+    allows and a read of the counts that yields, still admits exactly the budget."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        held = admission.Admission(budget=4, light_reserve=0)
+        held.held = YieldingCounts()
+        tickets = released_together(16, lambda i: held.admit("a", 1.0))
+    finally:
+        sys.setswitchinterval(interval)
+    assert sum(ticket is not None for ticket in tickets) == 4 and held.held["a"] == 4
 
 
 def test_a_ticket_counts_while_its_job_is_queued_or_unread_and_an_unread_answer_is_dropped():

@@ -697,3 +697,32 @@ def test_a_job_deadline_stops_the_passes_a_job_runs_on_other_threads(app, monkey
     finally:
         handle.remove()
     assert threading.get_ident() not in passes[1:]  # the patched passes ran elsewhere, and were stopped there
+
+
+def full_queue(waiting: list[str]) -> types.SimpleNamespace:
+    """What ``make_room`` reads and edits of Gradio's queue: ``waiting`` event ids in one group, and it is full."""
+    events = [types.SimpleNamespace(_id=event_id) for event_id in waiting]
+    told = []
+    queue = types.SimpleNamespace(
+        max_size=len(waiting),
+        event_queue_per_concurrency_id={"model": types.SimpleNamespace(queue=events)},
+        event_ids_to_events={event._id: event for event in events},
+        active_jobs=[],
+        send_message=lambda event, message: told.append(event._id),
+        told=told,
+    )
+    return queue
+
+
+@pytest.mark.parametrize(("newcomer_holds", "dropped"), [(2.0, None), (1.0, "a-2")])
+def test_a_full_queue_drops_a_job_only_for_a_client_who_holds_strictly_less(newcomer_holds, dropped):
+    """Kills ``make_room`` with ``<`` for ``<=``: when the heaviest client holds exactly what the newcomer will
+    (its holdings and this job's cost), nothing is dropped; holding more than that, its newest waiting job is."""
+    held = admission.Admission(budget=100, light_reserve=0)
+    for event_id in ("a-1", "a-2"):
+        held.bind(held.admit("a", 2.0), event_id, "session-a")
+    held.admit("b", newcomer_holds)
+    queue = full_queue(["a-1", "a-2"])
+    victim = guard.make_room(queue, held, "b", 2.0)  # "a" holds 4; "b" will hold newcomer_holds + 2
+    assert (victim.event_id if victim else None) == dropped
+    assert queue.told == ([dropped] if dropped else [])
