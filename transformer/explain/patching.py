@@ -287,7 +287,7 @@ def activation_patching(
         ids_a, ids_b: the two sentences, the same number of tokens.
         direction: "b_into_a" reruns A with pieces of B; "a_into_b" reruns B with pieces of A.
         row_tokens: tokens per batched pass (``ROW_TOKENS``).
-        threads: passes run at once; None for ``batching.pass_threads(model)``, the CPU's cores.
+        threads: passes run at once; None for what ``batching.MODEL_THREADS`` lends (the cores other jobs leave).
 
     Shape:
         ids_a, ids_b: (1, N).
@@ -317,13 +317,14 @@ def activation_patching(
         return (logits[:, target] - logits[:, contrast] - ld_dest) / (ld_source - ld_dest)
 
     pieces = [_pieces(source, dest, stage) for stage in range(model.num_layers + 1)]
-    threads = batching.pass_threads(model) if threads is None else threads
-    n = ids.size(1)
-    planned = planned_passes(pieces, pass_rows(model, n, row_tokens, threads), threads)
-    calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
-    shares = [
-        share(logits) for logits in batching.in_parallel(calls, threads, "patching")
-    ]  # each (P' + K',), positions first
+    with batching.MODEL_THREADS.lend(model) as lent:
+        threads = lent if threads is None else threads
+        n = ids.size(1)
+        planned = planned_passes(pieces, pass_rows(model, n, row_tokens, threads), threads)
+        calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
+        shares = [
+            share(logits) for logits in batching.in_parallel(calls, threads, "patching")
+        ]  # each (P' + K',), positions first
     restored = torch.zeros(model.num_layers + 1, n, device=ids.device)  # (L + 1, N)
     heads = torch.zeros(model.num_layers, model.num_heads, device=ids.device)  # (L, H)
     for (stage, positions, by_head), done in zip(planned, shares, strict=True):

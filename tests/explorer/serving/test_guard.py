@@ -726,3 +726,10 @@ def test_a_full_queue_drops_a_job_only_for_a_client_who_holds_strictly_less(newc
     victim = guard.make_room(queue, held, "b", 2.0)  # "a" holds 4; "b" will hold newcomer_holds + 2
     assert (victim.event_id if victim else None) == dropped
     assert queue.told == ([dropped] if dropped else [])
+
+
+def test_the_model_workers_are_every_core_without_sched_getaffinity(monkeypatch):
+    """The launch's workers count the cores as ``batching.usable_cores`` does, on a platform without affinity too."""
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert server.model_workers() == 3

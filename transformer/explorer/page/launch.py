@@ -40,6 +40,7 @@ from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ...explain import batching
 from .. import runner
 from ..drawing import theme
 from ..registry import Registry
@@ -57,8 +58,7 @@ QUEUE_SIZE = 64  # jobs waiting at once, all clients together: a full queue drai
 
 def model_workers() -> int:
     """One worker per core this process may use: a model call is 2-1000 ms of CPU, so more only time-slice."""
-    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
-    return max(1, len(cores))
+    return batching.usable_cores()
 
 
 def lane(fn) -> tuple[str, int]:
