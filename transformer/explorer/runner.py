@@ -17,6 +17,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 import gradio as gr
 import torch
@@ -285,7 +286,7 @@ def kept_key(build, text: str, **controls) -> tuple:
     return (build.__name__, text, controls)
 
 
-def is_kept(kept, key: tuple) -> bool:
+def is_kept(kept, key: tuple) -> TypeGuard[tuple]:
     """Whether ``kept`` (a tab's ``gr.State``) holds the view kept under ``key``."""
     return isinstance(kept, tuple) and len(kept) == 2 and kept[0] == key
 

@@ -19,6 +19,7 @@ import torch
 
 from ..explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
 from ..explain.budget import ig_steps
+from ..interface import Classifier
 from . import runner
 from .analysis import Analysis, sentence_ids
 from .drawing.attributions import attribution_figure, attribution_html
@@ -44,7 +45,7 @@ class Attributions:
     integrated_gradients: IntegratedGradients
 
 
-def attributions_of(model, tokenizer, result: Analysis, steps: int | None = None) -> Attributions:
+def attributions_of(model: Classifier, tokenizer, result: Analysis, steps: int | None = None) -> Attributions:
     """``model``'s attributions of ``result`` (its own analysis) for its predicted class, [PAD] as IG's baseline;
     ``steps`` by default as many as half the job cap pays for on this model (``explain.budget.ig_steps``)."""
     target = class_index(PREDICTED, result)
@@ -84,7 +85,7 @@ class ModelsView:
     text: str
     layer: int
     head: int
-    readings: tuple[Reading, Reading]
+    readings: tuple[Reading, ...]  # A's, then B's
 
 
 def models_view(
