@@ -13,6 +13,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 from app_fixtures import import_app, write_model_dir
+from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer import analysis, runner
 from transformer.explorer.page import address
@@ -83,8 +84,24 @@ def test_the_worked_example_draws_the_models_own_vector_lengths(app, example_vie
     with torch.no_grad():  # the first stage is what the model adds up before layer 1
         entering = model.embed(analysis.sentence_ids(model, result))[0].norm(dim=-1)
     torch.testing.assert_close(lengths[0], entering.cpu())
+
+
+@pytest.mark.parametrize("family", ["tutorial", *HUB_FAMILIES])
+def test_the_worked_examples_endpoint_answers_on_every_kind_of_model(
+    app, example_view, hub_model_dirs, family, monkeypatch
+):
+    """Written against the interface alone, the example's endpoint answers on the tutorial's model and on a BERT, a
+    DistilBERT and a RoBERTa: one length per stage and token, the last stage the stream the classifier reads."""
+    if family != "tutorial":
+        monkeypatch.setenv("MODEL_ID", str(hub_model_dirs[family]))  # the runner loads the model of its setting
+    model = runner.get_model()[0].model
+    assert model.model_type == family
     answer = example_view.token_lengths("a wonderful film")
+    result = runner.run_model("a wonderful film")
     assert answer["tokens"] == result.tokens and len(answer["lengths"]) == model.num_layers + 1
+    with torch.no_grad():
+        last = model.hidden_states(analysis.sentence_ids(model, result))[-1][0].norm(dim=-1)
+    torch.testing.assert_close(torch.tensor(answer["lengths"][-1]), last.cpu(), atol=1e-4, rtol=1e-4)
 
 
 def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
