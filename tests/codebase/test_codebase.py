@@ -276,3 +276,24 @@ def test_make_lint_type_checks_the_interface_the_explanations_the_hub_and_the_ex
     lint = (ROOT / "Makefile").read_text(encoding="utf-8").split("\nlint:", 1)[1].split("\n\n", 1)[0]
     assert "$(BIN)/mypy" in lint
     assert re.search(r"^mypy==[\d.]+$", (ROOT / "requirements-dev.txt").read_text(encoding="utf-8"), re.M)
+
+
+GRADIO_PRIVATE = ["._queue", "event_ids_to_events", "state_holder", "_api_info", "router.routes", "queue.push"]
+SEAM = EXPLORER / "serving" / "gradio_seam.py"
+
+
+def private_gradio_names(path: Path) -> list[str]:
+    """``path:line name`` for each private Gradio name (``GRADIO_PRIVATE``) in ``path``."""
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [f"{path.name}:{i} {name}" for i, line in enumerate(lines, 1) for name in GRADIO_PRIVATE if name in line]
+
+
+def test_private_gradio_names_appear_only_in_the_seam(tmp_path):
+    """Every private Gradio name the product uses goes through ``serving/gradio_seam.py``, where its contract test
+    (``tests/explorer/serving/test_gradio_seam.py``) holds it to the installed Gradio."""
+    sources = [ROOT / "app.py", *sorted((ROOT / "transformer").rglob("*.py"))]
+    assert [found for path in sources if path != SEAM for found in private_gradio_names(path)] == []
+    assert private_gradio_names(SEAM)  # the grep reads what it should
+    planted = tmp_path / "planted.py"
+    planted.write_text("queue = demo._queue\n", encoding="utf-8")
+    assert private_gradio_names(planted) == ["planted.py:1 ._queue"]

@@ -44,7 +44,7 @@ from ...explain import batching
 from .. import runner
 from ..drawing import theme
 from ..registry import Registry
-from ..serving import admission, clients, fair_queue, guard, sessions
+from ..serving import admission, clients, fair_queue, gradio_seam, guard, sessions
 from . import address, scripts
 
 MAX_FILE_SIZE = "1kb"
@@ -77,7 +77,7 @@ def configure_events(demo) -> None:
         if fn.queue:
             fn.concurrency_id, fn.concurrency_limit = lane(fn)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
-    fair_queue.make_fair(demo._queue)
+    fair_queue.make_fair(gradio_seam.queue_of(demo))
     quiet_input_errors(demo)
 
 
@@ -109,18 +109,15 @@ def stop_on_cancel(app) -> None:
     do what it did: Gradio cancels only the task that awaits a job's thread, so the thread would run to its end,
     holding its worker (and the /cancel request, which waits for that task) all the while. The stop is only for the
     session that sent the event."""
-    routers = [getattr(route, "original_router", None) for route in app.router.routes]  # Gradio's routes are in one
-    routes = [route for router in routers if router is not None for route in router.routes]
-    gradio_cancel = next(route.endpoint for route in routes if getattr(route, "path", "") == GRADIO_CANCEL)
+    gradio_cancel = gradio_seam.gradio_endpoint(app, GRADIO_CANCEL)
 
     async def cancel(body: CancelBody):
-        event = app.get_blocks()._queue.event_ids_to_events.get(body.event_id)
+        event = gradio_seam.queued_event(gradio_seam.queue_of(app.get_blocks()), body.event_id)
         if event is not None and event.session_hash == body.session_hash:
             runner.cancel(body.event_id)
         return await gradio_cancel(body)
 
-    app.add_api_route(GRADIO_CANCEL, cancel, methods=["POST"])
-    app.router.routes.insert(0, app.router.routes.pop())  # matched before Gradio's
+    gradio_seam.route_first(app, GRADIO_CANCEL, cancel, ["POST"])
 
 
 def no_deep_link(session_hash: str = "") -> str:
@@ -130,8 +127,7 @@ def no_deep_link(session_hash: str = "") -> str:
 
 def close_gradio_deep_links(app) -> None:
     """Make ``GRADIO_DEEP_LINK`` on the FastAPI ``app`` answer ``no_deep_link`` instead of writing state to disk."""
-    app.router.routes[:] = [route for route in app.router.routes if getattr(route, "path", "") != GRADIO_DEEP_LINK]
-    app.add_api_route(GRADIO_DEEP_LINK, no_deep_link, methods=["GET"])
+    gradio_seam.replace_route(app, GRADIO_DEEP_LINK, no_deep_link, ["GET"])
 
 
 FORGET_EVERY = 60  # seconds between rounds of ``forget_removed_files``
@@ -165,7 +161,7 @@ async def settle_forever(app) -> None:
     """Release the tickets of jobs that are over, and drop answers unread too long, every ``SETTLE_EVERY``."""
     while True:
         await asyncio.sleep(SETTLE_EVERY)
-        held, queue = getattr(app.state, guard.ADMISSION, None), getattr(app.get_blocks(), "_queue", None)
+        held, queue = getattr(app.state, guard.ADMISSION, None), gradio_seam.queue_of(app.get_blocks())
         if held is not None and queue is not None:
             held.settle(queue)
 

@@ -14,7 +14,7 @@ from collections import Counter
 
 from gradio.server_messages import ProcessCompletedMessage
 
-from . import admission, clients
+from . import admission, clients, gradio_seam
 
 
 def client_of(event) -> str:
@@ -61,17 +61,14 @@ def fair_order(waiting: list, running: list) -> list:
 
 def make_fair(queue) -> None:
     """Make Gradio's ``queue`` put each new job in its fair place (``fair_order``) among the waiting ones."""
-    push = queue.push
 
-    async def push_fairly(*args, **kwargs):
-        answer = await push(*args, **kwargs)
+    def reorder() -> None:
         running = running_events(queue)
         for events in queue.event_queue_per_concurrency_id.values():
             if len(events.queue) > 1:
                 events.queue[:] = fair_order(events.queue, running)
-        return answer
 
-    queue.push = push_fairly
+    gradio_seam.after_each_push(queue, reorder)
 
 
 def drop_waiting(queue, event_id: str, reason: str) -> bool:
@@ -81,7 +78,7 @@ def drop_waiting(queue, event_id: str, reason: str) -> bool:
         event = next((event for event in events.queue if event._id == event_id), None)
         if event is not None:
             events.queue.remove(event)
-            queue.event_ids_to_events.pop(event_id, None)
+            gradio_seam.forget_event(queue, event_id)
             queue.send_message(event, ProcessCompletedMessage(output={"error": reason}, success=False, title="Busy"))
             return True
     return False
