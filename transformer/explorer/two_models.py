@@ -22,9 +22,10 @@ from ..explain.budget import ig_steps
 from ..interface import Classifier
 from . import runner
 from .analysis import Analysis, sentence_ids
+from .drawing.attention_maps import attention_heatmap
 from .drawing.attributions import attribution_figure, attribution_html
 from .drawing.colour import colour_scale, excluded_positions
-from .drawing.figures import TEMPLATE, attention_heatmap
+from .drawing.figures import TEMPLATE
 from .drawing.markup import change_rows, probabilities, table
 from .drawing.token_spans import text_pieces
 from .inputs import PREDICTED, checked_numbers, class_index, model_head
