@@ -297,3 +297,12 @@ def test_private_gradio_names_appear_only_in_the_seam(tmp_path):
     planted = tmp_path / "planted.py"
     planted.write_text("queue = demo._queue\n", encoding="utf-8")
     assert private_gradio_names(planted) == ["planted.py:1 ._queue"]
+
+
+MAX_MODULE_LINES = 450
+
+
+def test_no_module_of_the_package_is_longer_than_450_lines():
+    """A module past this does more than one job: split it by what it does (``drawing/figures.py`` was 594 lines)."""
+    sizes = {path: len(path.read_text(encoding="utf-8").splitlines()) for path in (ROOT / "transformer").rglob("*.py")}
+    assert {str(path.relative_to(ROOT)): n for path, n in sizes.items() if n > MAX_MODULE_LINES} == {}
