@@ -38,9 +38,9 @@ logger = logging.getLogger(__name__)
 
 API_DECIMALS = 6  # the explanation endpoints round their numbers to this many decimals (/export keeps them exact)
 # No view's job runs longer than this: a job of many passes (Integrated Gradients, erasure, patching) is stopped
-# at its next pass past it, so a worker is never held longer whatever the load (``benchmarks/job_times.py``:
-# the worst legal job, /faithfulness in delete mode at 128 steps, took 2.9 s on a quiet 2-core machine). A
-# real-size model needs more (DistilBERT-base's 32-step IG takes about 12 s of CPU): the ``JOB_SECONDS`` setting.
+# at its next pass past it, so a worker is never held longer whatever the load. How long the worst legal jobs take
+# is measured in benchmarks/README.md ("Each heavy job at its worst legal input", ``benchmarks/job_times.py``, and
+# "Real size"); a real-size model needs more: the ``JOB_SECONDS`` setting.
 JOB_SECONDS = float(os.environ.get("JOB_SECONDS", "10"))
 if not JOB_SECONDS > 0:
     raise ValueError(f"JOB_SECONDS must be a number of seconds above 0, not {os.environ['JOB_SECONDS']!r}")
