@@ -3,6 +3,7 @@ tab and an endpoint to the page, and the view draws the model's own numbers."""
 
 from __future__ import annotations
 
+import itertools
 import re
 import sys
 import types
@@ -16,7 +17,7 @@ from app_fixtures import import_app, write_model_dir
 from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer import analysis, runner
-from transformer.explorer.page import address
+from transformer.explorer.page import address, api
 from transformer.explorer.registry import Registry, view_params
 from transformer.explorer.views import VIEWS
 
@@ -112,3 +113,21 @@ def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
     with pytest.raises(ValueError, match='"layer" is claimed by both the page and view first'):
         view_params([types.SimpleNamespace(id="first", params={"layer": None})])
     assert view_params([claims]) == {"first": ["depth"]}
+
+
+def readme_table(section: str) -> list[str]:
+    """The first column of the first table under the README's ``## section``, backticks and slashes dropped."""
+    text = (GUIDE.parent / "README.md").read_text(encoding="utf-8")
+    lines = text[text.index(f"## {section}\n") :].splitlines()
+    table = itertools.takewhile(
+        lambda line: line.startswith("|"), itertools.dropwhile(lambda line: not line.startswith("|"), lines)
+    )
+    return [row.split("|")[1].strip().strip("`").lstrip("/") for row in list(table)[2:]]
+
+
+def test_the_readmes_views_and_api_tables_are_the_registrys():
+    """A view added to ``VIEWS`` (or an endpoint to a view) that the README does not list fails here, by name."""
+    registry = Registry(VIEWS)
+    assert readme_table("The views") == [view.title for view in registry.views]
+    listed = readme_table("API and MCP")
+    assert set(listed) == set(api.endpoints(registry)) and len(listed) == len(set(listed))
