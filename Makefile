@@ -24,7 +24,7 @@ $(STAMP): $(RUN_STAMP) requirements-dev.txt requirements-hub.txt
 
 install: $(STAMP)
 
-## make test: lint (ruff, import contracts), then the whole suite (browser tests included) in TEST_WORKERS processes
+## make test: lint (ruff, import contracts, mypy), then the whole suite (browser tests included) in TEST_WORKERS processes
 ## (pytest-xdist; each test module runs whole in one of them, the longest first); TEST_WORKERS=0 runs it in this one
 TEST_WORKERS ?= 2
 test: install lint
@@ -40,6 +40,7 @@ lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 
 format: install
 	$(BIN)/ruff format .

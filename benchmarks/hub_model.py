@@ -17,7 +17,7 @@ import torch
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, processors, trainers
 
 from transformer.explorer import analysis
-from transformer.explorer.drawing.figures import attention_heatmap
+from transformer.explorer.drawing.attention_maps import attention_heatmap
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
 from .browser import sentence

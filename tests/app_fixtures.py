@@ -142,8 +142,7 @@ def forget_the_models() -> None:
     from transformer.explorer import runner, views
     from transformer.explorer.corpus import on_demand as model_artifacts
 
-    runner.get_model.cache_clear()
-    runner.get_second_model.cache_clear()
+    runner.forget_models()
     modules = [value for value in vars(views).values() if isinstance(value, types.ModuleType)]
     for value in [value for module in modules for value in vars(module).values()]:
         if isinstance(value, model_artifacts.ModelArtifact):  # head atlas, errors, behaviour, corpus faithfulness

@@ -40,12 +40,19 @@ class Classifier(Protocol):
     max_len: int
     pad_token_id: int
     label_names: list[str]
-    model_type: str
     pooling: str
     use_positional_encoding: bool
-    special_token_ids: tuple[int, ...]
     added_token_ids: tuple[int, ...]
     capabilities: frozenset[str]
+    training: bool  # ``nn.Module``'s: whether dropout is on
+
+    @property
+    def model_type(self) -> str:
+        """The kind of model (read-only: a Hub model's is its family's)."""
+
+    @property
+    def special_token_ids(self) -> tuple[int, ...]:
+        """Ids that views leave out of a colour scale (read-only: the tutorial's are its tokenizer's)."""
 
     def __call__(
         self,

@@ -8,7 +8,7 @@ import numpy as np
 import plotly
 import pytest
 
-from transformer.explorer.drawing import figures
+from transformer.explorer.drawing import attention_maps
 
 pytestmark = pytest.mark.browser
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -41,15 +41,15 @@ def random_attention(*shape: int) -> np.ndarray:
 
 def test_every_head_of_a_real_size_model_draws_as_one_image(plot_page):
     tokens = [f"t{i}" for i in range(N)]
-    drawn = plot_page.evaluate(DRAW, figures.attention_grid(tokens, random_attention(6, 12, N, N)).to_json())
+    drawn = plot_page.evaluate(DRAW, attention_maps.attention_grid(tokens, random_attention(6, 12, N, N)).to_json())
     assert drawn["images"] == 1 and drawn["subplots"] == 1  # a subplot a head would be 72 of each
     assert drawn["xticks"] == [f"head {h}" for h in range(1, 13)]
 
 
 def test_a_512_token_map_draws_in_blocks(plot_page):
     tokens = ["<b>x</b>", *(f"t{i}" for i in range(1, N))]
-    figure = figures.attention_heatmap(tokens, random_attention(N, N), "one head")
+    figure = attention_maps.attention_heatmap(tokens, random_attention(N, N), "one head")
     drawn = plot_page.evaluate(DRAW, figure.to_json())
     assert drawn["images"] == 1 and drawn["subplots"] == 1
     assert drawn["xticks"][0] == "0–1 <b>x</b>…"  # the typed markup shown as text, not drawn bold
-    assert len(drawn["xticks"]) <= figures.MAX_DRAWN_CELLS // 2  # 256 blocks, every fourth labelled by plotly
+    assert len(drawn["xticks"]) <= attention_maps.MAX_DRAWN_CELLS // 2  # 256 blocks, every fourth labelled by plotly

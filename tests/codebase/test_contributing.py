@@ -4,6 +4,7 @@ tab and an endpoint to the page, and the view draws the model's own numbers."""
 from __future__ import annotations
 
 import inspect
+import itertools
 import re
 import sys
 import types
@@ -14,9 +15,10 @@ import plotly.graph_objects as go
 import pytest
 import torch
 from app_fixtures import import_app, write_model_dir
+from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer import analysis, runner
-from transformer.explorer.page import address
+from transformer.explorer.page import address, api
 from transformer.explorer.registry import Registry, view_params
 from transformer.explorer.views import VIEWS
 
@@ -84,8 +86,24 @@ def test_the_worked_example_draws_the_models_own_vector_lengths(app, example_vie
     with torch.no_grad():  # the first stage is what the model adds up before layer 1
         entering = model.embed(analysis.sentence_ids(model, result))[0].norm(dim=-1)
     torch.testing.assert_close(lengths[0], entering.cpu())
+
+
+@pytest.mark.parametrize("family", ["tutorial", *HUB_FAMILIES])
+def test_the_worked_examples_endpoint_answers_on_every_kind_of_model(
+    app, example_view, hub_model_dirs, family, monkeypatch
+):
+    """Written against the interface alone, the example's endpoint answers on the tutorial's model and on a BERT, a
+    DistilBERT and a RoBERTa: one length per stage and token, the last stage the stream the classifier reads."""
+    if family != "tutorial":
+        monkeypatch.setenv("MODEL_ID", str(hub_model_dirs[family]))  # the runner loads the model of its setting
+    model = runner.get_model()[0].model
+    assert model.model_type == family
     answer = example_view.token_lengths("a wonderful film")
+    result = runner.run_model("a wonderful film")
     assert answer["tokens"] == result.tokens and len(answer["lengths"]) == model.num_layers + 1
+    with torch.no_grad():
+        last = model.hidden_states(analysis.sentence_ids(model, result))[-1][0].norm(dim=-1)
+    torch.testing.assert_close(torch.tensor(answer["lengths"][-1]), last.cpu(), atol=1e-4, rtol=1e-4)
 
 
 def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
@@ -96,3 +114,21 @@ def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():
     with pytest.raises(ValueError, match='"layer" is claimed by both the page and view first'):
         view_params([types.SimpleNamespace(id="first", params={"layer": None})])
     assert view_params([claims]) == {"first": ["depth"]}
+
+
+def readme_table(section: str) -> list[str]:
+    """The first column of the first table under the README's ``## section``, backticks and slashes dropped."""
+    text = (GUIDE.parent / "README.md").read_text(encoding="utf-8")
+    lines = text[text.index(f"## {section}\n") :].splitlines()
+    table = itertools.takewhile(
+        lambda line: line.startswith("|"), itertools.dropwhile(lambda line: not line.startswith("|"), lines)
+    )
+    return [row.split("|")[1].strip().strip("`").lstrip("/") for row in list(table)[2:]]
+
+
+def test_the_readmes_views_and_api_tables_are_the_registrys():
+    """A view added to ``VIEWS`` (or an endpoint to a view) that the README does not list fails here, by name."""
+    registry = Registry(VIEWS)
+    assert readme_table("The views") == [view.title for view in registry.views]
+    listed = readme_table("API and MCP")
+    assert set(listed) == set(api.endpoints(registry)) and len(listed) == len(set(listed))

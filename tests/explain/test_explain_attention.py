@@ -19,6 +19,7 @@ from transformer.explain import (
     predict_with_knockout,
     stack_attentions,
 )
+from transformer.explain.attention_norms import attention_norms
 from transformer.explorer.drawing.colour import normalise_attention
 
 SENTENCE = torch.tensor([[5, 9, 3, 7, 9, 12]])
@@ -136,3 +137,13 @@ def test_excluded_tokens_set_no_range_and_are_clipped():
 def test_signed_matrices_keep_their_sign():
     difference = torch.tensor([[0.2, -0.4], [0.1, 0.0]])
     torch.testing.assert_close(normalise_attention(difference), difference / 0.4)
+
+
+def test_attention_norms_answer_numbers_without_an_autograd_graph():
+    """Kills ``attention_norms`` without ``no_grad``: its answer holds no graph back to the model's parameters (which
+    would keep every intermediate tensor of the pass alive for as long as the answer is kept)."""
+    model = tiny_model()
+    assert any(parameter.requires_grad for parameter in model.parameters())
+    answer = attention_norms(model, SENTENCE)
+    for tensor in (answer.weights, answer.value_norms, answer.norms):
+        assert not tensor.requires_grad and tensor.grad_fn is None

@@ -15,6 +15,7 @@ from tiny import tiny_model
 from transformer.explain import batching, head_importance, heap, integrated_gradients, predict_with_knockout
 from transformer.explain.faithfulness import faithfulness
 from transformer.explain.patching import activation_patching
+from transformer.hub import hooks
 from transformer.hub.adapter import HubClassifier
 from transformer.hub.families import FAMILIES
 
@@ -200,3 +201,77 @@ def test_pass_threads_leave_a_core_per_intra_op_thread(monkeypatch):
     assert batching.pass_threads(model) == 4
     monkeypatch.setattr(torch, "get_num_threads", lambda: 3)
     assert batching.pass_threads(model) == 1
+
+
+def test_without_sched_getaffinity_every_core_is_usable(monkeypatch):
+    """macOS and Windows have no ``os.sched_getaffinity``: the cores are ``os.cpu_count()``'s, and a patching job
+    still runs there (it raised AttributeError)."""
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    assert batching.usable_cores() == 3 and batching.pass_threads(torch.nn.Linear(2, 2)) == 3
+    monkeypatch.setattr(os, "cpu_count", lambda: None)  # "undetermined"
+    assert batching.usable_cores() == 1
+    model = tiny_model()
+    ids_a = torch.tensor([[5, 9, 13, 21, 30, 7]])  # (1, N)
+    ids_b = ids_a.clone()
+    ids_b[0, 3] = 42
+    assert activation_patching(model, ids_a, ids_b).restored.shape == (model.num_layers + 1, 6)
+
+
+def test_jobs_at_once_share_one_budget_of_threads(monkeypatch):
+    """Two jobs at once take what the other leaves, each at least its own thread; a job's threads come back as it
+    ends, an error too."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    model, budget = torch.nn.Linear(2, 2), batching.ThreadBudget()
+    with budget.lend(model) as first:
+        with budget.lend(model) as second:
+            assert (first, second, budget.lent) == (4, 1, 5)
+        assert budget.lent == 4
+    with pytest.raises(ValueError), budget.lend(model) as alone:
+        assert alone == 4
+        raise ValueError("the job failed")
+    assert budget.lent == 0
+
+
+def test_patching_takes_its_threads_from_the_process_budget(monkeypatch):
+    """A patching job beside another that holds every core runs its passes on its own thread alone."""
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(4)), raising=False)
+    monkeypatch.setattr(torch, "get_num_threads", lambda: 1)
+    used = []
+    in_parallel = batching.in_parallel
+    monkeypatch.setattr(
+        batching, "in_parallel", lambda calls, threads, desc: used.append(threads) or in_parallel(calls, threads, desc)
+    )
+    model = tiny_model()
+    ids_a = torch.tensor([[5, 9, 13, 21, 30, 7]])  # (1, N)
+    ids_b = ids_a.clone()
+    ids_b[0, 3] = 42
+    activation_patching(model, ids_a, ids_b)
+    with batching.MODEL_THREADS.lend(model) as other:
+        activation_patching(model, ids_a, ids_b)
+    assert other == 4 and used == [4, 1] and batching.MODEL_THREADS.lent == 0
+
+
+def test_a_hook_goes_to_in_parallels_calls_only_when_each_call_adds_it(monkeypatch):
+    """``in_parallel`` documents it: a one-call hook (``hub.hooks.added``) acts only in the thread that added it, so
+    one the caller added does nothing in the calls' threads, and one each call adds inside itself acts there."""
+    model = tiny_model()
+    ids = torch.tensor([[5, 9, 13, 21, 30, 7]])
+    module = model.stage_modules()[0]
+    seen: list[int] = []
+    spec = [(module, lambda *_: seen.append(threading.get_ident()), "post")]
+
+    def bare():
+        model(ids)
+
+    def hooked():
+        with hooks.added(spec):
+            model(ids)
+
+    with hooks.added(spec):
+        batching.in_parallel([bare, bare], threads=2)
+    assert seen == []  # the caller's hook ran in none of the calls' threads
+    batching.in_parallel([hooked, hooked], threads=2)
+    assert len(seen) == 2 and threading.get_ident() not in seen

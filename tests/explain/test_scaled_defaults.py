@@ -85,6 +85,17 @@ def test_a_distilbert_base_gets_the_most_steps_and_heads_that_fit_half_the_cap(t
         assert seconds_of(model, heads, tokens) + picking <= seconds < seconds_of(model, heads + 1, tokens) + picking
 
 
+@pytest.mark.parametrize(("extra_rows", "expected"), [(0, 72), (-1, 72 - 2)])
+def test_every_head_is_ranked_exactly_when_its_rows_and_one_more_fit(extra_rows, expected):
+    """Kills ``rows >= 1 + every`` as ``>``: at exactly 1 + L·H affordable rows every head is ranked; one row fewer
+    ranks those left after the picking pass."""
+    every, tokens = 72, 128
+    rows = 1 + every + extra_rows
+    seconds = seconds_of(DISTILBERT_BASE, rows, tokens) * (1 + 1e-12)  # not a hair under the row, by rounding
+    assert math.floor(seconds * FLOPS_PER_SECOND / row_flops(DISTILBERT_BASE, tokens)) == rows
+    assert heads_ranked(DISTILBERT_BASE, tokens, seconds) == expected
+
+
 def test_no_cap_gives_the_full_defaults():
     """``runner.JOB_SECONDS`` may be ``math.inf`` (``benchmarks/real_size.py`` sets it so)."""
     assert ig_steps(DISTILBERT_BASE, 512, math.inf) == DEFAULT_IG_STEPS

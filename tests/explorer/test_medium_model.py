@@ -18,6 +18,8 @@ from hub_checkpoints import write_sized_bert
 from tiny import write_dev_sets
 
 from transformer.explorer import payloads, runner, views, weighting
+from transformer.explorer.page import api
+from transformer.explorer.registry import Registry
 from transformer.explorer.views import VIEWS
 from transformer.loading import load_model
 
@@ -26,11 +28,8 @@ pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 MEDIUM = {"layers": 4, "heads": 8, "width": 256, "positions": 128}
 DISTILBERT_HEADS = {"layers": 6, "heads": 12, "width": 96, "positions": 512}  # DistilBERT-base's heads, narrow: fast
 SENTENCE = "a wonderful film , the acting was dull"  # 8 tokens in the checkpoints' WordPiece vocabulary
-ANSWERED = (  # every endpoint but the Walkthrough's, which does not apply to a Hub model
-    "predict", "attention", "attention_norms", "rollout", "attributions", "faithfulness", "head_internals", "knockout",
-    "head_importance", "perturb", "word_order", "compare", "compare_models", "patching", "layer_readout", "export",
-    "head_atlas", "errors", "behaviour",
-)  # fmt: skip
+# every endpoint the page serves (its registry's) but the Walkthrough's, which does not apply to a Hub model
+ANSWERED = tuple(name for name in api.endpoints(Registry(VIEWS)) if name != "walkthrough")
 MB = 10**6
 ONE_HEAD_MOST = 3 * MB  # one head's /attention at 512 tokens (the issue's target)
 MOST_FIGURE_BYTES = 2 * MB  # any one figure a tab sends at 128 tokens

@@ -108,3 +108,22 @@ def test_no_more_jobs_run_at_once_than_their_lane_has_slots():
     for thread in threads:
         thread.join(30)
     assert most == [2] and not any(runner.running(f"slot-{i}") for i in range(3))
+
+
+def test_the_model_is_kept_for_its_setting_so_an_earlier_call_leaves_nothing_behind(monkeypatch, tmp_path):
+    """A call made before ``MODEL_ID`` changes (this module's job above ran on the bundled model) does not hand a
+    later caller its model: the model is kept for the setting it was loaded from (``runner.loaded_for``)."""
+    calls = []
+    monkeypatch.setattr(runner, "load_model", lambda source, revision=None, device="cpu": calls.append(source))
+    monkeypatch.setattr(runner, "on_device", lambda loaded: loaded)
+    runner.forget_models()
+    try:
+        monkeypatch.delenv("MODEL_ID", raising=False)
+        runner.get_model()
+        runner.get_model()
+        model_dir = str(tmp_path / "model")
+        monkeypatch.setenv("MODEL_ID", model_dir)
+        runner.get_model()
+        assert calls == [str(runner.DEFAULT_MODEL_DIR), model_dir]  # each setting loaded once, the new one read
+    finally:
+        runner.forget_models()

@@ -4,11 +4,11 @@ A, under B, and B − A, from readings made by hand."""
 import re
 import types
 
-from transformer.explorer.two_models import ModelsView, Reading, models_summary
+from transformer.explorer.two_models import ModelReading, ModelsView, models_summary
 
 
-def reading(name: str, probabilities: list[float], label_names=("negative", "positive")) -> Reading:
-    return Reading(
+def reading(name: str, probabilities: list[float], label_names=("negative", "positive")) -> ModelReading:
+    return ModelReading(
         name=name,
         source=f"model {name}",
         tokens=["a", "b"],

@@ -18,7 +18,10 @@ from transformer.loading import load_model
 ROOT = Path(__file__).resolve().parents[2]
 MEMBERS = [name for name in dir(Classifier) if not name.startswith("_") or name == "__call__"]
 METHODS = [name for name in MEMBERS if callable(getattr(Classifier, name))]
-ATTRIBUTES = list(Classifier.__annotations__)
+ATTRIBUTES = [
+    *Classifier.__annotations__,
+    *(name for name in MEMBERS if isinstance(getattr(Classifier, name), property)),
+]
 
 
 @pytest.fixture(scope="module", params=["tutorial", "bert", "distilbert", "roberta"])

@@ -11,11 +11,16 @@ large weight on a vector near zero moves almost nothing: α_ij · ‖f(x_j)‖ s
 import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
+import numpy as np
 import torch
 
 from ..hub import hooks
+from ..interface import Classifier
 from .run import check_sentence
+
+Values = TypeVar("Values", torch.Tensor, np.ndarray)  # the numbers ``weighted`` takes: tensors, or arrays alike
 
 
 @dataclass(frozen=True)
@@ -31,7 +36,7 @@ class AttentionNorms:
     norms: torch.Tensor
 
 
-def value_capture(model, store: list) -> list[hooks.HookSpec]:
+def value_capture(model: Classifier, store: list) -> list[hooks.HookSpec]:
     """Hooks that append each layer's W_v output (every head's values side by side) to ``store``, in order."""
 
     def keep(module, args, output):
@@ -40,7 +45,7 @@ def value_capture(model, store: list) -> list[hooks.HookSpec]:
     return [(model.attention_projections(layer)[0], keep, "post") for layer in range(model.num_layers)]
 
 
-def transformed_value_norms(model, values: Sequence[torch.Tensor]) -> torch.Tensor:
+def transformed_value_norms(model: Classifier, values: Sequence[torch.Tensor]) -> torch.Tensor:
     """‖f(x_j)‖ for every layer, head and key of one sentence, from the values ``value_capture`` kept.
 
     Shape:
@@ -55,7 +60,7 @@ def transformed_value_norms(model, values: Sequence[torch.Tensor]) -> torch.Tens
     return torch.stack(norms)  # (L, H, N)
 
 
-def weighted(weights: torch.Tensor, value_norms: torch.Tensor) -> torch.Tensor:
+def weighted(weights: Values, value_norms: Values) -> Values:
     """α_ij · ‖f(x_j)‖.
 
     Shape:
@@ -65,7 +70,7 @@ def weighted(weights: torch.Tensor, value_norms: torch.Tensor) -> torch.Tensor:
 
 
 @contextlib.contextmanager
-def value_norms_of_run(model) -> Iterator[Callable[[], torch.Tensor]]:
+def value_norms_of_run(model: Classifier) -> Iterator[Callable[[], torch.Tensor]]:
     """Around one forward of one sentence: yields a function that gives its ‖f(x_j)‖, (L, H, N), once the forward
     has run inside the block (for a caller that runs the model itself, as the explorer's analysis does)."""
     store: list = []
@@ -74,7 +79,7 @@ def value_norms_of_run(model) -> Iterator[Callable[[], torch.Tensor]]:
 
 
 @torch.no_grad()
-def attention_norms(model, input_ids: torch.Tensor) -> AttentionNorms:
+def attention_norms(model: Classifier, input_ids: torch.Tensor) -> AttentionNorms:
     """Every head's weights and weight × ‖f(x_j)‖, in one forward.
 
     Args:

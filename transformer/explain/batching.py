@@ -10,23 +10,28 @@ run as 37 + 36, not 50 + 23).
 
 Passes that do not depend on each other (activation patching's) can run side by side (``in_parallel``) on the cores
 that torch's intra-op threads leave idle: the explorer sets one thread per request, so on a 2-core machine one
-patching job would otherwise hold one core while the other waits.
+patching job would otherwise hold one core while the other waits. The threads come from one budget for the whole
+process (``MODEL_THREADS``): a job takes what the jobs running beside it leave, at least its own thread, so two
+patching jobs at once share the cores instead of each taking a thread per core.
 
 Each method's passes go through ``progress``, a tqdm bar of its own that prints nothing: the explorer's page draws it
 as the job's progress bar (Gradio's ``track_tqdm``), where a real-size model's job takes seconds.
 """
 
+import contextlib
 import contextvars
 import itertools
 import math
 import os
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 import torch
 from tqdm import tqdm
 
+from ..interface import Classifier
 from . import heap
 
 T = TypeVar("T")
@@ -37,7 +42,7 @@ MEMORY_BUDGET_BYTES = 512 * 2**20
 FLOAT_BYTES = 4
 
 
-def row_bytes(model, tokens: int, backward: bool) -> int:
+def row_bytes(model: Classifier, tokens: int, backward: bool) -> int:
     """Estimated bytes one row of ``tokens`` tokens holds at its peak in a forward pass.
 
     With ``backward``, every layer keeps what autograd saves for the gradient: about N·(12D + 2F) + 2H·N²
@@ -55,7 +60,7 @@ def row_bytes(model, tokens: int, backward: bool) -> int:
     return FLOAT_BYTES * floats
 
 
-def rows_per_pass(model, tokens: int, backward: bool, budget: int | None = None) -> int:
+def rows_per_pass(model: Classifier, tokens: int, backward: bool, budget: int | None = None) -> int:
     """The most rows of ``tokens`` tokens one pass may run within ``budget`` bytes (``MEMORY_BUDGET_BYTES``); at
     least 1."""
     budget = MEMORY_BUDGET_BYTES if budget is None else budget
@@ -69,7 +74,7 @@ def passes(rows: int, most: int) -> list[slice]:
     return [slice(start, stop) for start, stop in itertools.pairwise(bounds)]
 
 
-def passes_for(model, rows: int, tokens: int, backward: bool) -> list[slice]:
+def passes_for(model: Classifier, rows: int, tokens: int, backward: bool) -> list[slice]:
     """The passes a heavy method runs ``rows`` rows of a ``tokens``-token sentence in (``rows_per_pass``)."""
     return passes(rows, rows_per_pass(model, tokens, backward))
 
@@ -80,12 +85,46 @@ def progress(items: Sequence[T], desc: str) -> Iterable[T]:
     return tqdm(items, desc=desc, unit="pass", leave=False, disable=True)
 
 
-def pass_threads(model) -> int:
+def usable_cores() -> int:
+    """The cores this process may run on: its CPU affinity where the platform tells it (Linux), else every core
+    (macOS and Windows have no ``os.sched_getaffinity``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
+def pass_threads(model: Classifier) -> int:
     """How many passes of ``model`` may run at once: on a CPU, the cores divided by torch's intra-op threads (1 in
     the explorer, which sets one); on a GPU, 1, since its kernels already share one device."""
     if next(model.parameters()).device.type != "cpu":
         return 1
-    return max(1, len(os.sched_getaffinity(0)) // torch.get_num_threads())
+    return max(1, usable_cores() // torch.get_num_threads())
+
+
+class ThreadBudget:
+    """The threads that the process's jobs run their passes on, shared: ``pass_threads`` in all, lent to each job for
+    as long as it runs (``lend``)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.lent = 0  # threads lent to the jobs running now, each job's own thread counted
+
+    @contextlib.contextmanager
+    def lend(self, model: Classifier) -> Iterator[int]:
+        """Inside it, the threads one job of ``model`` may run its passes on: what the jobs running beside it leave
+        of ``pass_threads(model)``, at least 1 (the job's own thread, which runs anyway); given back as it ends."""
+        with self._lock:
+            given = max(1, pass_threads(model) - self.lent)
+            self.lent += given
+        try:
+            yield given
+        finally:
+            with self._lock:
+                self.lent -= given
+
+
+MODEL_THREADS = ThreadBudget()  # the process's one budget of threads for passes side by side
 
 
 def in_parallel(calls: Sequence[Callable[[], T]], threads: int, desc: str = "passes") -> list[T]:
@@ -97,8 +136,13 @@ def in_parallel(calls: Sequence[Callable[[], T]], threads: int, desc: str = "pas
     (``heap``): passes of unlike sizes on two threads, each with its own arena, otherwise left holes that grew a
     DistilBERT-base's 128-token patching job to 1.7 times its memory budget. What the caller freed before goes back
     first: the threads, with arenas of their own, would not reuse it (a DistilBERT-base's 512-token analyses and
-    runs left 200 MB of it under the passes). The first error is raised once every
-    started call has ended; calls not yet started are cancelled.
+    runs left 200 MB of it under the passes). The first error is raised once every started call has ended; calls not
+    yet started are cancelled.
+
+    Hooks do not go with a call: a hook added for one call (``hub.hooks.added``: head knockout, positions off, a
+    capture) acts only in the thread that added it, so a call that needs one adds it inside itself (as ``patching``'s
+    passes do); one the caller added acts in none of the calls. Take ``threads`` from ``MODEL_THREADS.lend``, so that
+    jobs running at once share the cores.
     """
     heap.return_freed_memory()  # what the caller freed (the runs the passes start from) is no use to their arenas
     if threads <= 1 or len(calls) <= 1:

@@ -17,6 +17,7 @@ allows.
 import math
 import sys
 
+from ..interface import Classifier
 from .attribution import DEFAULT_IG_STEPS
 
 FLOPS_PER_SECOND = 60e9
@@ -25,7 +26,7 @@ MIN_IG_STEPS = 4  # the Attributions slider's least and its step: a default is a
 MIN_HEADS_RANKED = 12  # a DistilBERT-base's one layer: fewer ranks too little to read
 
 
-def row_flops(model, tokens: int, backward: bool = False) -> float:
+def row_flops(model: Classifier, tokens: int, backward: bool = False) -> float:
     """Estimated floating-point operations of one row of ``tokens`` tokens through ``model``, forward; with
     ``backward``, the forward's that take as long as forward and backward (``BACKWARD_COST`` times as many)."""
     n, d, f = tokens, model.d_model, 4 * model.d_model
@@ -33,14 +34,14 @@ def row_flops(model, tokens: int, backward: bool = False) -> float:
     return BACKWARD_COST * forward if backward else forward
 
 
-def affordable_rows(model, tokens: int, seconds: float, backward: bool = False) -> int:
+def affordable_rows(model: Classifier, tokens: int, seconds: float, backward: bool = False) -> int:
     """How many rows of ``tokens`` tokens ``seconds`` of ``FLOPS_PER_SECOND`` pay for (0 when not even one; with no
     limit, ``math.inf`` seconds, ``sys.maxsize``)."""
     rows = seconds * FLOPS_PER_SECOND / row_flops(model, tokens, backward)
     return math.floor(rows) if math.isfinite(rows) else sys.maxsize
 
 
-def ig_steps(model, tokens: int, seconds: float) -> int:
+def ig_steps(model: Classifier, tokens: int, seconds: float) -> int:
     """Integrated Gradients' default steps for a ``tokens``-token sentence: the most, a multiple of
     ``MIN_IG_STEPS`` up to ``DEFAULT_IG_STEPS`` (the bundled model's), whose S + 2 forward and backward rows fit in
     ``seconds``; at least ``MIN_IG_STEPS`` (the completeness check then says whether more are needed)."""
@@ -48,7 +49,7 @@ def ig_steps(model, tokens: int, seconds: float) -> int:
     return min(DEFAULT_IG_STEPS, max(MIN_IG_STEPS, steps // MIN_IG_STEPS * MIN_IG_STEPS))
 
 
-def heads_ranked(model, tokens: int, seconds: float) -> int:
+def heads_ranked(model: Classifier, tokens: int, seconds: float) -> int:
     """How many heads head importance knocks out by default for a ``tokens``-token sentence: every head when its
     1 + L·H forward rows fit in ``seconds``, else as many as fit after the one forward and backward row that picks
     them (``knockout.head_importance``), at least ``MIN_HEADS_RANKED`` (or every head, when fewer)."""

@@ -19,6 +19,7 @@ for, runs batched with the full sentence (in passes within the memory budget); i
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -153,7 +154,7 @@ def erased_rows(
 
 
 @torch.no_grad()
-def target_probabilities(model, ids: torch.Tensor, mask: torch.Tensor, target: int) -> torch.Tensor:
+def target_probabilities(model: Classifier, ids: torch.Tensor, mask: torch.Tensor, target: int) -> torch.Tensor:
     """p_target of every row, batched; identical rows run once, in as few passes as the memory budget allows
     (``batching``: one on a small model).
 
@@ -223,7 +224,9 @@ def faithfulness_by_mode(
     mask = torch.cat([torch.ones_like(input_ids), *(rows for _, rows in batches)])
     probs = target_probabilities(model, ids, mask, target).cpu().double()  # (M,)
     drops = (probs[0] - probs[1:]).reshape(len(modes), *keep.shape[:3])  # (modes, R, J, 2)
-    common = dict(methods=tuple(methods), target=target, percents=tuple(percents), counts=counts, seeds=tuple(seeds))
+    common: dict[str, Any] = dict(
+        methods=tuple(methods), target=target, percents=tuple(percents), counts=counts, seeds=tuple(seeds)
+    )
     return {
         mode: Faithfulness(mode=mode, full_probability=probs[0].item(), **common, **_curves(drops[i], len(methods)))
         for i, mode in enumerate(modes)

@@ -74,7 +74,9 @@ def layer_input(
     return model.hidden_states(input_ids, head_mask=head_mask, positional_encoding=positional_encoding)[layer]
 
 
-def queries_keys(model, input_ids: torch.Tensor, layer: int, **switches) -> tuple[torch.Tensor, torch.Tensor]:
+def queries_keys(
+    model: Classifier, input_ids: torch.Tensor, layer: int, **switches
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Every head's queries and keys in block ``layer``, the model's own (``Classifier.query_key``), for a sentence
     the model can read.
 

@@ -98,7 +98,7 @@ def head_importance(
         knocked, base_rows = torch.arange(L * H), 1  # (L·H,); row 0 keeps every head
     else:
         base_probs, target, order = picked_heads(model, input_ids, target)
-        knocked, base_rows = order[: max(heads, 0)].cpu(), 0  # (K,)
+        knocked, base_rows = order[: max(heads or 0, 0)].cpu(), 0  # (K,)
     masks = torch.ones(base_rows + len(knocked), L * H)  # (R, L·H): row base_rows + k knocks out head knocked[k]
     masks[torch.arange(base_rows, len(masks)), knocked] = 0.0
     masks = masks.view(-1, L, H).to(input_ids.device)  # (R, L, H)
@@ -113,5 +113,6 @@ def head_importance(
     ablated = torch.full((L * H,), math.nan, device=input_ids.device)  # (L·H,): NaN where not knocked out
     ablated[knocked.to(input_ids.device)] = probs[base_rows:, target]
     ablated = ablated.view(L, H)  # (L, H)
+    assert target is not None  # the caller's, or the picking pass's, or the unchanged row's
     base = base_probs[target]
     return HeadImportance(target=target, base_prob=base.item(), ablated_prob=ablated, drop=base - ablated)

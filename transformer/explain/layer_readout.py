@@ -12,12 +12,13 @@ model's own code. The last stage is the forward pass itself.
 import torch
 
 from ..hub import hooks
+from ..interface import Classifier
 from .patching import activations, replace_hook
 from .run import check_sentence
 
 
 @torch.inference_mode()
-def layer_readout(model, input_ids: torch.Tensor) -> torch.Tensor:
+def layer_readout(model: Classifier, input_ids: torch.Tensor) -> torch.Tensor:
     """The logits the model's final steps give for the residual stream at every stage.
 
     Args:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import torch
 
 from ..hub import hooks
+from ..interface import Classifier
 from . import batching
 from .run import check_sentence
 
@@ -138,13 +139,14 @@ def _capture_stream(store: list) -> Callable:
 
 
 @torch.no_grad()
-def activations(model, input_ids: torch.Tensor) -> list[Activations]:
+def activations(model: Classifier, input_ids: torch.Tensor) -> list[Activations]:
     """Run a batch of sentences of one length once and keep, for each, what patching takes from it.
 
     Shape:
         input_ids: (B, N). Returns B ``Activations``.
     """
-    states, contexts = [], []
+    states: list[torch.Tensor] = []
+    contexts: list[torch.Tensor] = []
     specs = [(module, _capture_stream(states), "post") for module in model.stage_modules()]
     specs += [
         (model.attention_projections(layer)[1], _capture_input(contexts), "pre") for layer in range(model.num_layers)
@@ -159,7 +161,7 @@ def activations(model, input_ids: torch.Tensor) -> list[Activations]:
 
 @torch.no_grad()
 def patched_logits(
-    model,
+    model: Classifier,
     input_ids: torch.Tensor,
     source: Activations,
     stages: Sequence[tuple[int, int]] = (),
@@ -198,7 +200,12 @@ def _indices(values: list[int], device: torch.device) -> torch.Tensor:
 
 
 def _stage_pass(
-    model, input_ids: torch.Tensor, source: Activations, stage: int, positions: torch.Tensor, heads: torch.Tensor
+    model: Classifier,
+    input_ids: torch.Tensor,
+    source: Activations,
+    stage: int,
+    positions: torch.Tensor,
+    heads: torch.Tensor,
 ) -> torch.Tensor:
     """One pass: the destination runs to ``stage`` once, then as one row per patch: rows 0 .. P − 1 take the
     source's vector at one of ``positions`` at this stage, the next K take one of ``heads``' context in the block
@@ -250,7 +257,7 @@ def planned_passes(pieces: list[tuple[torch.Tensor, torch.Tensor]], most: int, t
     return planned
 
 
-def pass_rows(model, tokens: int, row_tokens: int, threads: int) -> int:
+def pass_rows(model: Classifier, tokens: int, row_tokens: int, threads: int) -> int:
     """The most rows one pass may hold: within ``row_tokens`` and within its thread's share of the activation memory
     budget, so ``threads`` passes at once hold at most ``batching.MEMORY_BUDGET_BYTES`` by ``row_bytes``' estimate
     (a DistilBERT-base's 4-row pass at 512 tokens held 150–180 MB of its 216), however many passes the grid has."""
@@ -273,7 +280,7 @@ def compared_classes(logits_a: torch.Tensor, logits_b: torch.Tensor) -> tuple[in
 
 @torch.inference_mode()  # nothing it returns is differentiated; it skips autograd's version counters
 def activation_patching(
-    model,
+    model: Classifier,
     ids_a: torch.Tensor,
     ids_b: torch.Tensor,
     direction: str = "b_into_a",
@@ -287,7 +294,7 @@ def activation_patching(
         ids_a, ids_b: the two sentences, the same number of tokens.
         direction: "b_into_a" reruns A with pieces of B; "a_into_b" reruns B with pieces of A.
         row_tokens: tokens per batched pass (``ROW_TOKENS``).
-        threads: passes run at once; None for ``batching.pass_threads(model)``, the CPU's cores.
+        threads: passes run at once; None for what ``batching.MODEL_THREADS`` lends (the cores other jobs leave).
 
     Shape:
         ids_a, ids_b: (1, N).
@@ -317,13 +324,14 @@ def activation_patching(
         return (logits[:, target] - logits[:, contrast] - ld_dest) / (ld_source - ld_dest)
 
     pieces = [_pieces(source, dest, stage) for stage in range(model.num_layers + 1)]
-    threads = batching.pass_threads(model) if threads is None else threads
-    n = ids.size(1)
-    planned = planned_passes(pieces, pass_rows(model, n, row_tokens, threads), threads)
-    calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
-    shares = [
-        share(logits) for logits in batching.in_parallel(calls, threads, "patching")
-    ]  # each (P' + K',), positions first
+    with batching.MODEL_THREADS.lend(model) as lent:
+        threads = lent if threads is None else threads
+        n = ids.size(1)
+        planned = planned_passes(pieces, pass_rows(model, n, row_tokens, threads), threads)
+        calls = [functools.partial(_stage_pass, model, ids, source, *in_pass) for in_pass in planned]
+        shares = [
+            share(logits) for logits in batching.in_parallel(calls, threads, "patching")
+        ]  # each (P' + K',), positions first
     restored = torch.zeros(model.num_layers + 1, n, device=ids.device)  # (L + 1, N)
     heads = torch.zeros(model.num_layers, model.num_heads, device=ids.device)  # (L, H)
     for (stage, positions, by_head), done in zip(planned, shares, strict=True):

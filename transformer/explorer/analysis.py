@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from ..explain.attention_norms import value_norms_of_run
+from ..interface import Classifier
 from ..tokenizer import UNK_TOKEN
 from .inputs import InputError
 
@@ -123,7 +124,7 @@ def check_text(text: str | None) -> str:
     return text
 
 
-def read_tokens(model: torch.nn.Module, tokenizer, text: str | None) -> tuple:
+def read_tokens(model: Classifier, tokenizer, text: str | None) -> tuple:
     """``text`` tokenized without running the model: (its ``tokenizers.Encoding``, N: how many of its tokens the
     model reads), with ``analyze``'s errors.
 
@@ -137,7 +138,7 @@ def read_tokens(model: torch.nn.Module, tokenizer, text: str | None) -> tuple:
     return encoding, min(len(encoding.ids), model.max_len)
 
 
-def analyze(model: torch.nn.Module, tokenizer, text: str | None) -> Analysis:
+def analyze(model: Classifier, tokenizer, text: str | None) -> Analysis:
     """Tokenize ``text`` once, truncate it to ``model.max_len`` and run the model once.
 
     Args:
@@ -179,13 +180,13 @@ def attention_matrix(result: Analysis, layer: int, head: int | None = None) -> n
     return weights.mean(axis=0) if head is None else weights[head]
 
 
-def positional_table(model: torch.nn.Module) -> np.ndarray:
+def positional_table(model: Classifier) -> np.ndarray:
     """The model's own position table, (max_len, D), as it adds it to the token embeddings: the tutorial's
     sinusoids, or a Hub model's learned position embeddings."""
     return model.position_table().detach().float().cpu().numpy()
 
 
-def sentence_ids(model: torch.nn.Module, result: Analysis) -> torch.Tensor:
+def sentence_ids(model: Classifier, result: Analysis) -> torch.Tensor:
     """The tokens the model read, as its input on its device: (1, N)."""
     return torch.tensor([result.token_ids], device=next(model.parameters()).device)
 

@@ -231,6 +231,8 @@ def choices(value: str | None, allowed: Sequence) -> list | None:
 
 def number(value: str | None, low: int, high: int) -> int | None:
     """A whole number in [low, high], or None."""
+    if value is None:
+        return None
     try:
         parsed = int(value)
     except (TypeError, ValueError):

@@ -33,7 +33,11 @@ def to_jsonable(value, decimals: int | None = None):
                 value = np.round(value.astype(np.float64), decimals)
             finite = np.isfinite(value)
             # whole arrays at once: walking a 128-token pass number by number took most of an answer's time
-            return (value if finite.all() else np.where(finite, value, None)).tolist()
+            if finite.all():
+                return value.tolist()
+            cells = np.asarray(value).astype(object)
+            cells[~finite] = None
+            return cells.tolist()
         return to_jsonable(value.tolist())
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return {field.name: to_jsonable(getattr(value, field.name), decimals) for field in dataclasses.fields(value)}

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import gradio as gr
 
-from ..interface import TUTORIAL_BLOCKS
+from ..interface import TUTORIAL_BLOCKS, Classifier
 from .analysis import MAX_INPUT_CHARS, InputError
 from .inputs import MEAN_HEAD, choice, numbers
 
@@ -33,7 +33,7 @@ class Page:
     controls.
     """
 
-    model: object
+    model: Classifier
     result: gr.State
     scale: gr.Radio
     leave_out: gr.CheckboxGroup
@@ -98,7 +98,7 @@ class PageValues:
 class Reading:
     """What an address reader may check a value against: the model, and how many tokens the sentence has."""
 
-    model: object
+    model: Classifier
     tokens: int
 
 
@@ -177,7 +177,7 @@ class Registry:
         self.colour_scale = {view.id: view.colour_scale for view in self.views}
 
 
-def not_for_this_model(view_title: str, model) -> str | None:
+def not_for_this_model(view_title: str, model: Classifier) -> str | None:
     """None when ``model`` has the tutorial's blocks (``TUTORIAL_BLOCKS``), else the sentence that says the view
     (whose maths reads that architecture's embedding, encoding and blocks) does not apply to it."""
     if TUTORIAL_BLOCKS in model.capabilities:
@@ -188,7 +188,7 @@ def not_for_this_model(view_title: str, model) -> str | None:
     )
 
 
-def require_tutorial_model(view_title: str, model) -> None:
+def require_tutorial_model(view_title: str, model: Classifier) -> None:
     """``not_for_this_model`` as an ``InputError``: the one-line answer of the view's endpoint for another model."""
     if message := not_for_this_model(view_title, model):
         raise InputError(message)
@@ -209,14 +209,14 @@ def read_head(value: str, reading: Reading) -> int | None:
     return choice(value, numbers(reading.model.num_heads))
 
 
-def layer_choices(model) -> list[tuple[str, int]]:
+def layer_choices(model: Classifier) -> list[tuple[str, int]]:
     """Radio choices for a layer, "1".."L"."""
     return [(str(i), i) for i in numbers(model.num_layers)]
 
 
-def head_choices(model, mean: bool = False) -> list[tuple[str, int | str]]:
+def head_choices(model: Classifier, mean: bool = False) -> list[tuple[str, int | str]]:
     """Radio choices for a head, "1".."H"; with ``mean``, the values are strings and "mean of heads" is added."""
     heads = numbers(model.num_heads)
     if mean:
-        return [(str(h), str(h)) for h in heads] + [("mean of heads", MEAN_HEAD)]
+        return [*((str(h), str(h)) for h in heads), ("mean of heads", MEAN_HEAD)]
     return [(str(h), h) for h in heads]

@@ -18,6 +18,7 @@ import os
 import threading
 import time
 from pathlib import Path
+from typing import TypeGuard
 
 import gradio as gr
 import torch
@@ -39,9 +40,9 @@ logger = logging.getLogger(__name__)
 
 API_DECIMALS = 6  # the explanation endpoints round their numbers to this many decimals (/export keeps them exact)
 # No view's job runs longer than this: a job of many passes (Integrated Gradients, erasure, patching) is stopped
-# at its next pass past it, so a worker is never held longer whatever the load (``benchmarks/job_times.py``:
-# the worst legal job, /faithfulness in delete mode at 128 steps, took 2.9 s on a quiet 2-core machine). A
-# real-size model needs more (DistilBERT-base's 32-step IG takes about 12 s of CPU): the ``JOB_SECONDS`` setting.
+# at its next pass past it, so a worker is never held longer whatever the load. How long the worst legal jobs take
+# is measured in benchmarks/README.md ("Each heavy job at its worst legal input", ``benchmarks/job_times.py``, and
+# "Real size"); a real-size model needs more: the ``JOB_SECONDS`` setting.
 JOB_SECONDS = float(os.environ.get("JOB_SECONDS", "10"))
 if not JOB_SECONDS > 0:
     raise ValueError(f"JOB_SECONDS must be a number of seconds above 0, not {os.environ['JOB_SECONDS']!r}")
@@ -169,15 +170,21 @@ def one_job(fn, slots: threading.Semaphore):
     return job
 
 
-@functools.lru_cache(maxsize=1)
 def get_model() -> tuple[LoadedModel, str | None]:
-    """The model to explore, loaded once: MODEL_ID at MODEL_REVISION, else the bundled model.
+    """The model to explore, loaded once for its setting: MODEL_ID at MODEL_REVISION, else the bundled model.
+
+    The setting is read at each call and the model kept for it (``loaded_for``), so a call made before the setting
+    changes (a script, a test) leaves nothing behind that a later call would be given in its place.
 
     Returns:
         (the loaded model, a note saying why the app fell back to the bundled model, or None).
     """
-    source = os.environ.get("MODEL_ID") or str(DEFAULT_MODEL_DIR)
-    revision = os.environ.get("MODEL_REVISION") or None
+    return loaded_for(os.environ.get("MODEL_ID") or str(DEFAULT_MODEL_DIR), os.environ.get("MODEL_REVISION") or None)
+
+
+@functools.lru_cache(maxsize=1)
+def loaded_for(source: str, revision: str | None) -> tuple[LoadedModel, str | None]:
+    """``get_model`` for the setting (``source``, ``revision``), loaded once while the setting stays."""
     note = None
     try:
         loaded = load_model(source, revision=revision, device="cpu")
@@ -193,24 +200,34 @@ def get_model() -> tuple[LoadedModel, str | None]:
     return on_device(loaded), note
 
 
-@functools.lru_cache(maxsize=1)
 def get_second_model() -> tuple[LoadedModel | None, str | None]:
-    """The model Compare reads the same sentence with, loaded once: MODEL_ID_B at MODEL_REVISION_B.
+    """The model Compare reads the same sentence with, loaded once for its setting: MODEL_ID_B at MODEL_REVISION_B.
 
     Returns:
         (the model, None); (None, None) when MODEL_ID_B is unset; (None, why) when it does not load, and
         Compare then compares two sentences through the explorer's model, as without it.
     """
-    source = os.environ.get("MODEL_ID_B")
+    return second_loaded_for(os.environ.get("MODEL_ID_B") or None, os.environ.get("MODEL_REVISION_B") or None)
+
+
+@functools.lru_cache(maxsize=1)
+def second_loaded_for(source: str | None, revision: str | None) -> tuple[LoadedModel | None, str | None]:
+    """``get_second_model`` for the setting (``source``, ``revision``), loaded once while the setting stays."""
     if not source:
         return None, None
     try:
-        loaded = load_model(source, revision=os.environ.get("MODEL_REVISION_B") or None, device="cpu")
+        loaded = load_model(source, revision=revision, device="cpu")
     except ModelLoadError as error:
         note = f"Could not load MODEL_ID_B {source} ({error}); Compare reads two sentences with one model."
         logger.warning(note)
         return None, note
     return on_device(loaded), None
+
+
+def forget_models() -> None:
+    """Drop both loaded models: the next call loads its setting's model again."""
+    loaded_for.cache_clear()
+    second_loaded_for.cache_clear()
 
 
 @functools.lru_cache(maxsize=1)
@@ -319,7 +336,7 @@ def kept_key(build, text: str, **controls) -> tuple:
     return (build.__name__, text, controls)
 
 
-def is_kept(kept, key: tuple) -> bool:
+def is_kept(kept, key: tuple) -> TypeGuard[tuple]:
     """Whether ``kept`` (a tab's ``gr.State``) holds the view kept under ``key``."""
     return isinstance(kept, tuple) and len(kept) == 2 and kept[0] == key
 

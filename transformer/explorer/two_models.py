@@ -19,11 +19,13 @@ import torch
 
 from ..explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
 from ..explain.budget import ig_steps
+from ..interface import Classifier
 from . import runner
 from .analysis import Analysis, sentence_ids
+from .drawing.attention_maps import attention_heatmap
 from .drawing.attributions import attribution_figure, attribution_html
 from .drawing.colour import colour_scale, excluded_positions
-from .drawing.figures import TEMPLATE, attention_heatmap
+from .drawing.figures import TEMPLATE
 from .drawing.markup import change_rows, probabilities, table
 from .drawing.token_spans import text_pieces
 from .inputs import PREDICTED, checked_numbers, class_index, model_head
@@ -44,7 +46,7 @@ class Attributions:
     integrated_gradients: IntegratedGradients
 
 
-def attributions_of(model, tokenizer, result: Analysis, steps: int | None = None) -> Attributions:
+def attributions_of(model: Classifier, tokenizer, result: Analysis, steps: int | None = None) -> Attributions:
     """``model``'s attributions of ``result`` (its own analysis) for its predicted class, [PAD] as IG's baseline;
     ``steps`` by default as many as half the job cap pays for on this model (``explain.budget.ig_steps``)."""
     target = class_index(PREDICTED, result)
@@ -58,7 +60,7 @@ def attributions_of(model, tokenizer, result: Analysis, steps: int | None = None
 
 
 @dataclass(frozen=True)
-class Reading:
+class ModelReading:
     """What one model made of the sentence.
 
     Shape:
@@ -84,7 +86,7 @@ class ModelsView:
     text: str
     layer: int
     head: int
-    readings: tuple[Reading, Reading]
+    readings: tuple[ModelReading, ...]  # A's, then B's
 
 
 def models_view(
@@ -99,7 +101,7 @@ def models_view(
     layer, head = checked_numbers(layer, head, max(layers for layers, _ in shapes), max(heads for _, heads in shapes))
     cells = [model_head(layer, head, layers, heads) for layers, heads in shapes]  # None: the model lacks the head
     readings = tuple(
-        Reading(
+        ModelReading(
             name=name,
             source=source,
             tokens=result.tokens,
@@ -118,7 +120,7 @@ def models_view(
     return ModelsView(text=results[0].text, layer=layer, head=head, readings=readings)
 
 
-def same_classes(readings: Sequence[Reading]) -> bool:
+def same_classes(readings: Sequence[ModelReading]) -> bool:
     """Whether both models name the same classes in the same order, case aside ("POSITIVE" is "positive")."""
     names = [[name.casefold() for name in reading.label_names] for reading in readings]
     return names[0] == names[1]
@@ -141,7 +143,7 @@ def models_summary(view: ModelsView) -> str:
     return "".join(f"<p>{line}</p>" for line in lines) + classes
 
 
-def no_head_figure(view: ModelsView, reading: Reading) -> go.Figure:
+def no_head_figure(view: ModelsView, reading: ModelReading) -> go.Figure:
     """An empty figure that says the model has no such head, where its heatmap would be."""
     figure = go.Figure()
     figure.add_annotation(
@@ -156,7 +158,7 @@ def no_head_figure(view: ModelsView, reading: Reading) -> go.Figure:
     return figure
 
 
-def reading_figures(view: ModelsView, reading: Reading, scale: str, leave_out) -> tuple:
+def reading_figures(view: ModelsView, reading: ModelReading, scale: str, leave_out) -> tuple:
     """(prediction, the head's heatmap, IG over the text, both attributions per token) of one model."""
     explained = reading.attributions
     ig = explained.integrated_gradients

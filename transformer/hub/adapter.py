@@ -13,6 +13,7 @@ Two differences from ``TransformerClassifier`` stay visible: these models read t
 """
 
 from operator import attrgetter
+from typing import Any
 
 import torch
 from torch import nn
@@ -34,22 +35,22 @@ class HubClassifier(nn.Module):
             which Integrated Gradients' [PAD] baseline keeps.
     """
 
-    def __init__(self, classifier: nn.Module, family: Family, special_token_ids=(), added_token_ids=()):
+    def __init__(self, classifier: Any, family: Family, special_token_ids=(), added_token_ids=()):
         super().__init__()
-        classifier.set_attn_implementation("eager")
+        classifier.set_attn_implementation("eager")  # ``classifier``: a ``transformers`` model, untyped here
         config = classifier.config
         self.hf_model = classifier
         self.family = family
-        self.num_layers = config.num_hidden_layers
-        self.num_heads = config.num_attention_heads
-        self.d_model = config.hidden_size
-        self.pad_token_id = config.pad_token_id if config.pad_token_id is not None else 0
+        self.num_layers: int = config.num_hidden_layers
+        self.num_heads: int = config.num_attention_heads
+        self.d_model: int = config.hidden_size
+        self.pad_token_id: int = config.pad_token_id if config.pad_token_id is not None else 0
         self.position_offset = self.pad_token_id + 1 if family.position_offset else 0
-        self.max_len = config.max_position_embeddings - self.position_offset
+        self.max_len: int = config.max_position_embeddings - self.position_offset
         self.label_names = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.use_positional_encoding = True
         self.pooling = "first"  # the classifier reads the first token, [CLS] or <s> (see ``explain.rollout``)
-        self.capabilities = frozenset()  # learned positions; its blocks are not the tutorial's
+        self.capabilities: frozenset[str] = frozenset()  # learned positions; its blocks are not the tutorial's
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
         self.added_token_ids = tuple(sorted(set(added_token_ids)))
 
@@ -209,7 +210,8 @@ class HubClassifier(nn.Module):
         """
         if not 0 <= layer < self.num_layers:
             raise ValueError(f"layer must be in [0, {self.num_layers}), got {layer}")
-        queries, keys = [], []
+        queries: list[torch.Tensor] = []
+        keys: list[torch.Tensor] = []
         block = self.hf_layers[layer]
         capture = [
             (attrgetter(self.family.query)(block), hooks.capture_hook(queries), "post"),

@@ -9,10 +9,11 @@ post-processor, so ``tokenizer.encode(text)`` adds the [CLS]/[SEP] (or <s>/</s>)
 """
 
 from pathlib import Path
+from typing import cast
 
 import torch
 from tokenizers import Tokenizer
-from transformers import AutoModelForSequenceClassification
+from transformers import AutoModelForSequenceClassification, PreTrainedModel
 
 from .adapter import HubClassifier
 from .families import Family
@@ -37,7 +38,7 @@ def read_hub_model(folder: Path, family: Family, device: torch.device) -> tuple[
     """
     classifier = _read_classifier(folder, family)
     tokenizer = _read_tokenizer(folder / "tokenizer.json")
-    rows = classifier.get_input_embeddings().num_embeddings
+    rows = cast(torch.nn.Embedding, classifier.get_input_embeddings()).num_embeddings  # the word embeddings
     if tokenizer.get_vocab_size() > rows:
         raise HubLoadError(
             f"tokenizer.json has {tokenizer.get_vocab_size()} tokens but the model's embedding has {rows} rows; "
@@ -49,7 +50,7 @@ def read_hub_model(folder: Path, family: Family, device: torch.device) -> tuple[
     return model.to(device).eval(), tokenizer
 
 
-def _read_classifier(folder: Path, family: Family) -> torch.nn.Module:
+def _read_classifier(folder: Path, family: Family) -> PreTrainedModel:
     """``AutoModelForSequenceClassification`` from safetensors weights in float32, strictly: no tensor left random."""
     try:
         classifier, info = AutoModelForSequenceClassification.from_pretrained(

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from transformer import sinusoidal_table
-from transformer.explorer.drawing import figures
+from transformer.explorer.drawing import attention_maps, figures
 from transformer.explorer.views import positional_encoding
 
 TOKENS = ["the", "film", "the", "<b>", "end"]
@@ -45,7 +45,7 @@ def test_token_labels_show_control_characters_and_isolate_right_to_left_text():
 
 def test_attention_heatmap_puts_queries_on_rows_and_keys_on_columns():
     weights = random_attention(5, 5)
-    figure = figures.attention_heatmap(TOKENS, weights, "Layer 1, head 2")
+    figure = attention_maps.attention_heatmap(TOKENS, weights, "Layer 1, head 2")
     (trace,) = figure.data
     np.testing.assert_allclose(figures.shown_values(trace), weights, atol=1e-4)
     assert list(trace.x) == list(trace.y) == figures.token_labels(TOKENS)
@@ -57,7 +57,7 @@ def test_attention_heatmap_puts_queries_on_rows_and_keys_on_columns():
 
 
 def test_attention_heatmap_escapes_its_title_and_carries_no_typed_markup():
-    figure = figures.attention_heatmap(["<script>", "x"], random_attention(2, 2), "<i>title</i>")
+    figure = attention_maps.attention_heatmap(["<script>", "x"], random_attention(2, 2), "<i>title</i>")
     assert figure.layout.title.text == "&lt;i&gt;title&lt;/i&gt;"
     payload = figure.to_json()
     assert "<script>" not in payload and "<i>" not in payload
@@ -65,7 +65,7 @@ def test_attention_heatmap_escapes_its_title_and_carries_no_typed_markup():
 
 def test_attention_grid_has_every_head_on_one_colour_scale():
     attentions = random_attention(3, 4, 5, 5)
-    figure = figures.attention_grid(TOKENS, attentions)
+    figure = attention_maps.attention_grid(TOKENS, attentions)
     assert len(figure.data) == 12
     assert {trace.coloraxis for trace in figure.data} == {"coloraxis"}
     assert figure.layout.coloraxis.cmin == 0
@@ -79,25 +79,25 @@ def test_attention_grid_has_every_head_on_one_colour_scale():
 
 
 def test_attention_grid_reuses_its_skeleton_without_leaking_traces():
-    first = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5))
-    second = figures.attention_grid(TOKENS[:3], random_attention(2, 2, 3, 3, seed=1))
+    first = attention_maps.attention_grid(TOKENS, random_attention(2, 2, 5, 5))
+    second = attention_maps.attention_grid(TOKENS[:3], random_attention(2, 2, 3, 3, seed=1))
     assert len(first.data) == len(second.data) == 4
     assert list(second.data[0].x) == figures.token_labels(TOKENS[:3])
 
 
 def test_attention_grid_labels_only_the_outer_axes_and_none_for_long_inputs():
-    short = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5)).layout
+    short = attention_maps.attention_grid(TOKENS, random_attention(2, 2, 5, 5)).layout
     assert short.xaxis.showticklabels is False and short.xaxis3.showticklabels is not False  # bottom row only
     assert short.yaxis2.showticklabels is False and short.yaxis.showticklabels is not False  # first column only
     n = figures.MAX_TICK_LABELS + 1
-    long = figures.attention_grid([f"t{i}" for i in range(n)], random_attention(2, 2, n, n)).layout
+    long = attention_maps.attention_grid([f"t{i}" for i in range(n)], random_attention(2, 2, n, n)).layout
     assert long.xaxis3.showticklabels is False and long.yaxis.showticklabels is False
 
 
 @pytest.mark.parametrize("scale", ["global", "row"])
 def test_attention_figures_send_each_matrix_once_in_two_bytes_a_weight(scale):
     n = 64
-    grid = figures.attention_grid([f"t{i}" for i in range(n)], random_attention(3, 4, n, n), scale=scale)
+    grid = attention_maps.attention_grid([f"t{i}" for i in range(n)], random_attention(3, 4, n, n), scale=scale)
     payload = json.loads(grid.to_json())
     shown = payload["data"][0]["customdata" if scale == "row" else "z"]
     assert shown["dtype"] == "u2"  # base64 uint16 in 10^-4, not a list of decimal strings
@@ -108,7 +108,7 @@ def test_attention_figures_send_each_matrix_once_in_two_bytes_a_weight(scale):
 
 def test_weights_outside_zero_to_one_are_sent_as_they_are():
     differences = random_attention(4, 4) - random_attention(4, 4, seed=1)
-    trace = figures.attention_heatmap(["a", "b", "c", "d"], differences, "B minus A").data[0]
+    trace = attention_maps.attention_heatmap(["a", "b", "c", "d"], differences, "B minus A").data[0]
     assert trace.z.dtype == np.float32 and trace.zmin == -trace.zmax
     np.testing.assert_array_equal(figures.shown_values(trace), differences)
 
@@ -154,8 +154,8 @@ def test_positional_similarity_depends_only_on_the_distance():
 def test_heatmaps_let_a_swipe_scroll_the_page_and_a_tap_show_the_hover():
     tokens = ["a", "b", "c"]
     drawn = [
-        figures.attention_heatmap(tokens, random_attention(3, 3), "t"),
-        figures.attention_grid(tokens, random_attention(2, 2, 3, 3)),
+        attention_maps.attention_heatmap(tokens, random_attention(3, 3), "t"),
+        attention_maps.attention_grid(tokens, random_attention(2, 2, 3, 3)),
         figures.heatmap(torch.ones(2, 2), ["x", "y"], ["u", "v"], title="t", axis_titles=("a", "b"), signed=False),
     ]
     for figure in drawn:
@@ -164,10 +164,10 @@ def test_heatmaps_let_a_swipe_scroll_the_page_and_a_tap_show_the_hover():
 
 def test_a_layer_s_subplot_titles_clear_the_layer_above():
     """The gap between a layer's cells and the next one's is at least the title's room, in pixels."""
-    figure = figures.attention_grid(["a", "b", "c"], random_attention(2, 2, 3, 3))
+    figure = attention_maps.attention_grid(["a", "b", "c"], random_attention(2, 2, 3, 3))
     plot_px = figure.layout.height - figure.layout.margin.t - figure.layout.margin.b
     upper, lower = figure.layout.yaxis.domain, figure.layout.yaxis3.domain  # layer 1 and layer 2, head 1
-    assert (upper[0] - lower[1]) * plot_px >= figures.GRID_TITLE_GAP_PX - 1
+    assert (upper[0] - lower[1]) * plot_px >= attention_maps.GRID_TITLE_GAP_PX - 1
 
 
 # --- maps wider than the screen's pixels, and every head of a real-size model ---
@@ -175,12 +175,12 @@ def test_a_layer_s_subplot_titles_clear_the_layer_above():
 
 def test_pooled_keeps_each_block_s_largest_magnitude_with_its_sign():
     maps = np.array([[1, -5, 2], [0, 3, -1], [4, 0, 0]], dtype=np.float32)  # (3, 3) in blocks of 2: 2 × 2 cells
-    np.testing.assert_array_equal(figures.pooled(maps, 2), [[-5, 2], [4, 0]])
+    np.testing.assert_array_equal(attention_maps.pooled(maps, 2), [[-5, 2], [4, 0]])
     weights = random_attention(2, 3, 9, 9)
-    drawn = figures.pooled(weights, 4)  # (2, 3, 3, 3)
+    drawn = attention_maps.pooled(weights, 4)  # (2, 3, 3, 3)
     assert drawn.shape == (2, 3, 3, 3) and drawn.dtype == weights.dtype
     assert drawn[1, 2, 0, 1] == weights[1, 2, :4, 4:8].max() and drawn[0, 0, 2, 2] == weights[0, 0, 8, 8]
-    assert figures.pooled(weights, 1) is weights
+    assert attention_maps.pooled(weights, 1) is weights
 
 
 @pytest.mark.parametrize("scale", ["global", "row"])
@@ -189,17 +189,20 @@ def test_a_map_wider_than_the_screen_is_drawn_in_blocks_with_its_peaks(scale):
     weights = random_attention(n, n)
     weights[300, 7] = 0.9  # one peak: still shown, and still the top of the colour range
     tokens = ["<b>x</b>"] + [f"t{i}" for i in range(1, n)]
-    figure = figures.attention_heatmap(tokens, weights, "one head", scale=scale)
+    figure = attention_maps.attention_heatmap(tokens, weights, "one head", scale=scale)
     (trace,) = figure.data
     side = n // 2  # blocks of 2 × 2
-    assert np.asarray(trace.z).shape == (side, side) and len(trace.x) == len(trace.y) == side <= figures.MAX_DRAWN_CELLS
+    assert (
+        np.asarray(trace.z).shape == (side, side)
+        and len(trace.x) == len(trace.y) == side <= attention_maps.MAX_DRAWN_CELLS
+    )
     assert figures.shown_values(trace)[150, 3] == pytest.approx(0.9, abs=1e-4)
     assert trace.x[0] == "0–1 &lt;b&gt;x&lt;/b&gt;…" and trace.y[150] == "300–301 t300…"  # escaped token, its span
     assert "2 × 2 block" in figure.layout.title.text
     # what Gradio sends (to_json): at most 3 bytes a drawn cell (uint16, uint8 colours) in base64, whose "/" plotly
     # escapes as 6 bytes; decimal lists would be 7 bytes a cell
     assert len(figure.to_json()) < side * side * 3 * 2 + 60_000
-    small = figures.attention_heatmap(TOKENS, random_attention(5, 5), "t", scale=scale).data[0]
+    small = attention_maps.attention_heatmap(TOKENS, random_attention(5, 5), "t", scale=scale).data[0]
     assert list(small.x) == figures.token_labels(TOKENS) and "block" not in figure.layout.title.text.split("(")[0]
 
 
@@ -208,9 +211,9 @@ def test_every_head_of_a_real_size_model_is_one_light_heatmap(scale):
     layers, heads, n = 6, 12, 256
     attentions = random_attention(layers, heads, n, n)
     attentions[4, 9, 100, 200] = 0.95
-    figure = figures.attention_grid([f"<i>{i}" for i in range(n)], attentions, scale=scale)
+    figure = attention_maps.attention_grid([f"<i>{i}" for i in range(n)], attentions, scale=scale)
     (trace,) = figure.data  # one trace on one pair of axes, where subplots would be 72 traces and 144 axes
-    tile = figures.block_size(n, figures.GRID_PX // heads)  # 4: 64 cells a map a side
+    tile = attention_maps.block_size(n, attention_maps.GRID_PX // heads)  # 4: 64 cells a map a side
     side = n // tile
     assert np.asarray(trace.z).shape == (layers * side, heads * side)
     assert figures.shown_values(trace)[4 * side + 100 // tile, 9 * side + 200 // tile] == pytest.approx(0.95, abs=1e-4)
@@ -219,24 +222,24 @@ def test_every_head_of_a_real_size_model_is_one_light_heatmap(scale):
     assert list(figure.layout.yaxis.ticktext) == [f"layer {layer}" for layer in range(1, layers + 1)]
     assert len(figure.layout.shapes) == layers - 1 + heads - 1  # a line between two maps
     assert len(figure.to_json()) < layers * heads * side * side * 3 * 2 + 100_000  # as for one map, above
-    small = figures.attention_grid(TOKENS, random_attention(2, 2, 5, 5), scale=scale)
+    small = attention_maps.attention_grid(TOKENS, random_attention(2, 2, 5, 5), scale=scale)
     assert len(small.data) == 4 and small.data[0].x == tuple(figures.token_labels(TOKENS))  # small multiples
 
 
 def test_one_colour_range_over_every_head_leaves_out_the_chosen_positions():
     attentions = random_attention(2, 3, 6, 6)
     attentions[1, 2, 0, 3] = attentions[0, 1, 4, 0] = 0.99  # row 0 and column 0: left out below
-    top = figures.attention_grid([f"t{i}" for i in range(6)], attentions, exclude=[0]).layout.coloraxis.cmax
+    top = attention_maps.attention_grid([f"t{i}" for i in range(6)], attentions, exclude=[0]).layout.coloraxis.cmax
     expected = attentions[:, :, 1:, 1:].max()
     assert top == pytest.approx(expected * figures._SHOWN_UNIT, abs=0.5)
     attentions[0, 0] = 0.0  # a head of zeros sets no range (it once set the top to 1)
-    top = figures.attention_grid([f"t{i}" for i in range(6)], attentions).layout.coloraxis.cmax
+    top = attention_maps.attention_grid([f"t{i}" for i in range(6)], attentions).layout.coloraxis.cmax
     assert top == pytest.approx(attentions.max() * figures._SHOWN_UNIT, abs=0.5) and attentions.max() < 1
 
 
 def test_a_signed_map_on_row_colours_keeps_each_differences_sign():
     difference = np.array([[0.5, -0.25, 0.0], [-0.1, 0.2, -0.4], [0.0, 0.0, 0.3]], dtype=np.float32)
-    trace = figures.attention_heatmap(["a", "b", "c"], difference, "B − A", scale="row", signed=True).data[0]
+    trace = attention_maps.attention_heatmap(["a", "b", "c"], difference, "B − A", scale="row", signed=True).data[0]
     z = np.asarray(trace.z, dtype=float)
     assert (np.sign(z) == np.sign(difference)).all()  # a negative difference is not drawn as a strong positive
     assert trace.zmin == -trace.zmax and z[1, 2] == -trace.zmax  # each row's largest magnitude reaches the range

@@ -22,10 +22,10 @@ from transformer.explain import (
 )
 from transformer.explorer.drawing import figures as figures_module
 from transformer.explorer.drawing import theme, token_spans
+from transformer.explorer.drawing.attention_maps import attention_heatmap
 from transformer.explorer.drawing.attributions import attribution_figure, attribution_html
 from transformer.explorer.drawing.figures import (
     CLASS_COLOURS,
-    attention_heatmap,
     round_ticks,
     shown_values,
     token_labels,

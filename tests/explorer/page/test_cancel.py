@@ -6,6 +6,7 @@ jobs of many passes (Integrated Gradients and erasure, head importance, patching
 button of their own tab, shown only when a draw runs one; a cancelled one stops as the corpus computations do
 (``conftest.slow_passes``)."""
 
+import contextvars
 import functools
 import inspect
 import threading
@@ -154,6 +155,26 @@ def test_a_cancelled_explanation_stops_at_its_next_model_pass(app):
     thread.join(timeout=10)
     assert not thread.is_alive() and said == [runner.CANCELLED] and len(passes) < SLOW_PASSES / 2
     assert not runner.cancel("event-1")  # nothing left to stop
+
+
+def test_a_long_draw_is_stoppable_from_its_start_before_its_view_job(app):
+    """Kills ``long_job`` without ``runner.stoppable()``: a Cancel that comes while a long draw runs what precedes
+    its view's job (the analysis at the start of Patching) stops that draw at its next model pass, and the draw
+    answers nothing; the job's stop is gone once it ends."""
+    parts, passes = app_parts(app), []
+
+    def draw(values):
+        assert runner.cancel("event-early")  # the event's stop is given from the draw's start
+        runner.run_model("a wonderful film")  # the pass before any ``runner.run_view``
+        passes.append(1)
+        return {"drawn": True}
+
+    def job():
+        LocalContext.event_id.set("event-early")  # as Gradio sets it in an event's thread
+        return parts.long_job("patching", draw, {})
+
+    assert contextvars.Context().run(job) == {} and not passes
+    assert not runner.cancel("event-early")
 
 
 def test_the_cancel_button_shows_only_for_a_computation_that_starts(app):

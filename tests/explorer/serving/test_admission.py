@@ -8,15 +8,19 @@ import os
 os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 
 import asyncio
+import inspect
+import sys
 import threading
 import time
 import types
 
 import httpx
 import pytest
+import torch
 from app_fixtures import serving
 
 from transformer.explorer import runner
+from transformer.explorer.page import api
 from transformer.explorer.serving import admission, guard
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
@@ -78,6 +82,73 @@ def test_a_burst_released_together_admits_exactly_the_budget():
         held.release(ticket)
         held.release(ticket)  # twice: counted once
     assert held.held == {} and held.tickets == {}
+
+
+class YieldingCounts(dict):
+    """``Admission.held`` that lets other threads run each time it is read, between a check and the count it
+    guards: what a thread switch there does, made certain (without the lock, every thread reads 0 and all pass)."""
+
+    def get(self, key, default=None):
+        time.sleep(0.001)
+        return super().get(key, default)
+
+
+def test_admit_counts_and_checks_in_one_step_under_its_lock():
+    """Kills ``admit`` without its lock: a burst released by a barrier, thread switches as often as the interpreter
+    allows and a read of the counts that yields, still admits exactly the budget."""
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        held = admission.Admission(budget=4, light_reserve=0)
+        held.held = YieldingCounts()
+        tickets = released_together(16, lambda i: held.admit("a", 1.0))
+    finally:
+        sys.setswitchinterval(interval)
+    assert sum(ticket is not None for ticket in tickets) == 4 and held.held["a"] == 4
+
+
+LIGHT_ROWS = 3  # what ``LIGHT_COST`` pays for: the text's analysis and two passes of one sentence (/layer_readout's)
+SENTENCES = {"text": "a wonderful film , the acting was dull", "text_a": "a wonderful film", "text_b": "a dull film"}
+
+
+def rows_run(model, fn) -> int:
+    """The sentences (batch rows) one call of the endpoint ``fn``, with its defaults, runs through ``model``; a call
+    that fails (a corpus view without its data folder, Compare without a second model) counts what it ran."""
+    rows = []
+
+    def count(module, args, kwargs):
+        first = next((value for value in (*args, *kwargs.values()) if isinstance(value, torch.Tensor)), None)
+        rows.append(1 if first is None else first.size(0))
+
+    handle = model.register_forward_pre_hook(count, with_kwargs=True)
+    try:
+        fn(**{name: text for name, text in SENTENCES.items() if name in inspect.signature(fn).parameters})
+    except Exception:
+        pass
+    finally:
+        handle.remove()
+    return sum(rows)
+
+
+def heavy_without_a_cost(model, endpoints: dict) -> list[str]:
+    """The endpoints of ``endpoints`` ({name: function}) that run more than ``LIGHT_ROWS`` rows but have no weight in
+    ``admission.HEAVY_WEIGHTS``: the guard would admit them as light, on the light lane."""
+    unweighted = {name: fn for name, fn in endpoints.items() if name not in admission.HEAVY_WEIGHTS}
+    return sorted(name for name, fn in unweighted.items() if rows_run(model, fn) > LIGHT_ROWS)
+
+
+def test_every_endpoint_heavier_than_one_pass_has_a_weight(app):
+    """A new view's endpoint that runs many passes fails here, by name, until ``HEAVY_WEIGHTS`` has it."""
+    model = runner.get_model()[0].model
+    assert heavy_without_a_cost(model, api.endpoints(app.REGISTRY)) == []
+
+    def five_passes(text: str) -> dict:
+        return {"tokens": [runner.run_model(text).tokens for _ in range(5)]}
+
+    def one_pass(text: str) -> dict:
+        return {"tokens": runner.run_model(text).tokens}
+
+    assert heavy_without_a_cost(model, {"five_passes": five_passes, "one_pass": one_pass}) == ["five_passes"]
 
 
 def test_a_ticket_counts_while_its_job_is_queued_or_unread_and_an_unread_answer_is_dropped():

@@ -28,6 +28,7 @@ from app_fixtures import serving
 from uvicorn.protocols.http.flow_control import FlowControl
 
 from transformer.explorer import runner
+from transformer.explorer.page import api
 from transformer.explorer.page import launch as server
 from transformer.explorer.page.address import share_link
 from transformer.explorer.registry import Registry
@@ -420,9 +421,10 @@ def test_light_endpoints_have_a_lane_of_their_own_and_the_rest_routes_skip_no_qu
     light, heavy = (server.LIGHT_WORK, server.LIGHT_WORKERS), (server.MODEL_WORK, server.model_workers())
     assert lanes["predict"] == lanes["attention"] == light
     assert lanes["page"] == lanes["walkthrough"] == lanes["attributions"] == lanes["export"] == heavy
-    # one forward pass each; /patching (hundreds of patched passes) ran here and held the light lane for seconds
-    one_pass = {"predict", "attention", "rollout", "head_internals", "attention_norms", "layer_readout"}
-    assert {name for name, lane in lanes.items() if lane == light} == one_pass
+    # the endpoints without a weight (one forward pass each, test_admission checks); /patching (hundreds of patched
+    # passes) ran here and held the light lane for seconds
+    one_pass = {name for name in api.endpoints(app.REGISTRY) if name not in admission.HEAVY_WEIGHTS}
+    assert {name for name, lane in lanes.items() if lane == light} == one_pass and "patching" not in one_pass
     assert set(lanes.values()) == {light, heavy}
     assert app.demo.api_open is False and app.demo._queue.max_size == server.QUEUE_SIZE
 
@@ -772,3 +774,39 @@ def test_a_job_deadline_stops_the_passes_a_job_runs_on_other_threads(app, monkey
     finally:
         handle.remove()
     assert threading.get_ident() not in passes[1:]  # the patched passes ran elsewhere, and were stopped there
+
+
+def full_queue(waiting: list[str]) -> types.SimpleNamespace:
+    """What ``make_room`` reads and edits of Gradio's queue: ``waiting`` event ids in one group, and it is full."""
+    events = [types.SimpleNamespace(_id=event_id) for event_id in waiting]
+    told = []
+    queue = types.SimpleNamespace(
+        max_size=len(waiting),
+        event_queue_per_concurrency_id={"model": types.SimpleNamespace(queue=events)},
+        event_ids_to_events={event._id: event for event in events},
+        active_jobs=[],
+        send_message=lambda event, message: told.append(event._id),
+        told=told,
+    )
+    return queue
+
+
+@pytest.mark.parametrize(("newcomer_holds", "dropped"), [(2.0, None), (1.0, "a-2")])
+def test_a_full_queue_drops_a_job_only_for_a_client_who_holds_strictly_less(newcomer_holds, dropped):
+    """Kills ``make_room`` with ``<`` for ``<=``: when the heaviest client holds exactly what the newcomer will
+    (its holdings and this job's cost), nothing is dropped; holding more than that, its newest waiting job is."""
+    held = admission.Admission(budget=100, light_reserve=0)
+    for event_id in ("a-1", "a-2"):
+        held.bind(held.admit("a", 2.0), event_id, "session-a")
+    held.admit("b", newcomer_holds)
+    queue = full_queue(["a-1", "a-2"])
+    victim = guard.make_room(queue, held, "b", 2.0)  # "a" holds 4; "b" will hold newcomer_holds + 2
+    assert (victim.event_id if victim else None) == dropped
+    assert queue.told == ([dropped] if dropped else [])
+
+
+def test_the_model_workers_are_every_core_without_sched_getaffinity(monkeypatch):
+    """The launch's workers count the cores as ``batching.usable_cores`` does, on a platform without affinity too."""
+    monkeypatch.delattr(os, "sched_getaffinity", raising=False)
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert server.model_workers() == 3

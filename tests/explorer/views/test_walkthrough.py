@@ -277,6 +277,20 @@ def test_a_quick_step_change_never_calls_the_model(app):
         handle.remove()
 
 
+def test_previous_and_next_keep_the_step_within_the_sliders_range(app):
+    """Kills Previous at step 1 clamped to 0: Previous at the first step and Next at the last stay there (the step
+    they answer is the slider's value, which Gradio would refuse outside 1..12), and each draws that step."""
+    result = runner.run_model(SENTENCE)
+    kept = walkthrough.show_step(result, 1, 1, 1, None)[-1]
+    last = len(walkthrough.STEPS)
+    step, text, _, _ = walkthrough.step_mover(-1)(result, 1, 1, 1, kept)
+    assert step == 1 and text.startswith("### 1.")
+    step, text, _, _ = walkthrough.step_mover(+1)(result, last, 1, 1, kept)
+    assert step == last and text.startswith(f"### {last}.")
+    assert walkthrough.step_mover(-1)(result, 2, 1, 1, kept)[0] == 1
+    assert walkthrough.step_mover(+1)(result, 1, 1, 1, kept)[0] == 2
+
+
 CRASHED = " ".join(["a wonderful film"] * 7)  # 21 tokens: step 11's stacked layout was refused at this length
 COLD_AT_ONCE = 4  # cold links loading side by side (tests/browser/test_page_browser.py: 20 at once overload two cores)
 

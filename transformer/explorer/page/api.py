@@ -16,6 +16,7 @@ from gradio.utils import get_function_description
 
 from .. import payloads, runner
 from ..registry import Registry
+from ..serving import gradio_seam
 
 
 def predict(text: str) -> dict:
@@ -61,17 +62,17 @@ def document(block_fn, fn) -> None:
 
     ``gr.api`` makes one ``gr.Api`` component per parameter and return value; the API page shows each one's
     ``label`` and its schema's descriptions (``additional_description`` for an input, ``description`` for
-    an output), which ``gr.api`` leaves empty.
+    an output), which ``gr.api`` leaves empty (``gradio_seam.describe_on_api_page``).
     """
     _, parameters, returns = get_function_description(fn)
     for component, (name, about) in zip(block_fn.inputs, parameters.items(), strict=True):
         component.label = name
-        component._api_info = component._api_info | {"additional_description": about}
+        gradio_seam.describe_on_api_page(component, {"additional_description": about})
     answer = " ".join(returns)
     (component,) = block_fn.outputs
     component.label = ANSWER_LABEL
     keys = {key: {} for key in answer_keys(answer)}  # the Python tab shows "dict(tokens: Any, ...)", not "Any"
-    component._api_info = component._api_info | {"type": "object", "properties": keys, "description": answer}
+    gradio_seam.describe_on_api_page(component, {"type": "object", "properties": keys, "description": answer})
 
 
 ANSWER_LABEL = "answer (a JSON object)"

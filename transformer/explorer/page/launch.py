@@ -45,11 +45,12 @@ from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from ...explain import batching
 from .. import runner
 from ..drawing import theme
 from ..inputs import InputError, check_unicode
 from ..registry import Registry
-from ..serving import admission, clients, fair_queue, guard, sessions
+from ..serving import admission, clients, fair_queue, gradio_seam, guard, sessions
 from . import address, scripts
 
 MAX_FILE_SIZE = "1kb"
@@ -63,8 +64,7 @@ QUEUE_SIZE = 64  # jobs waiting at once, all clients together: a full queue drai
 
 def model_workers() -> int:
     """One worker per core this process may use: a model call is 2-1000 ms of CPU, so more only time-slice."""
-    cores = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else range(os.cpu_count() or 1)
-    return max(1, len(cores))
+    return batching.usable_cores()
 
 
 def lane(fn) -> tuple[str, int]:
@@ -88,7 +88,7 @@ def configure_events(demo) -> None:
                 lane_slots = slots.setdefault(fn.concurrency_id, threading.BoundedSemaphore(fn.concurrency_limit))
                 fn.fn = runner.one_job(fn.fn, lane_slots)
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
-    fair_queue.make_fair(demo._queue)
+    fair_queue.make_fair(gradio_seam.queue_of(demo))
     quiet_input_errors(demo)
 
 
@@ -126,26 +126,23 @@ def stop_on_cancel(app) -> None:
     holding its worker (and the /cancel request, which waits for that task) all the while. The stop is only for the
     session that sent the event; a cancel of a session whose jobs another client sent is refused (a ``/call``'s
     session is its event id, which a leak would give away)."""
-    routers = [getattr(route, "original_router", None) for route in app.router.routes]  # Gradio's routes are in one
-    routes = [route for router in routers if router is not None for route in router.routes]
-    gradio_cancel = next(route.endpoint for route in routes if getattr(route, "path", "") == GRADIO_CANCEL)
+    gradio_cancel = gradio_seam.gradio_endpoint(app, GRADIO_CANCEL)
 
     async def cancel(body: CancelBody, request: Request):
-        queue = app.get_blocks()._queue
+        queue = gradio_seam.queue_of(app.get_blocks())
         if not own_session(queue, body.session_hash, clients.request_client(request)):
             raise HTTPException(403, "Only the client that sent a job can cancel it.")
-        event = queue.event_ids_to_events.get(body.event_id)
+        event = gradio_seam.queued_event(queue, body.event_id)
         if event is not None and event.session_hash == body.session_hash:
             runner.cancel(body.event_id)
         return await gradio_cancel(body)
 
-    app.add_api_route(GRADIO_CANCEL, cancel, methods=["POST"])
-    app.router.routes.insert(0, app.router.routes.pop())  # matched before Gradio's
+    gradio_seam.route_first(app, GRADIO_CANCEL, cancel, ["POST"])
 
 
 def own_session(queue, session_hash: str, client: str) -> bool:
     """Whether ``client`` sent every job of ``session_hash`` that Gradio's ``queue`` holds (true of none)."""
-    events = list(queue.event_ids_to_events.values())
+    events = gradio_seam.queued_events(queue)
     return all(fair_queue.client_of(event) == client for event in events if event.session_hash == session_hash)
 
 
@@ -156,8 +153,7 @@ def no_deep_link(session_hash: str = "") -> str:
 
 def close_gradio_deep_links(app) -> None:
     """Make ``GRADIO_DEEP_LINK`` on the FastAPI ``app`` answer ``no_deep_link`` instead of writing state to disk."""
-    app.router.routes[:] = [route for route in app.router.routes if getattr(route, "path", "") != GRADIO_DEEP_LINK]
-    app.add_api_route(GRADIO_DEEP_LINK, no_deep_link, methods=["GET"])
+    gradio_seam.replace_route(app, GRADIO_DEEP_LINK, no_deep_link, ["GET"])
 
 
 FORGET_EVERY = 60  # seconds between rounds of ``forget_removed_files``
@@ -191,7 +187,7 @@ async def settle_forever(app) -> None:
     """Release the tickets of jobs that are over, and drop answers unread too long, every ``SETTLE_EVERY``."""
     while True:
         await asyncio.sleep(SETTLE_EVERY)
-        held, queue = getattr(app.state, guard.ADMISSION, None), getattr(app.get_blocks(), "_queue", None)
+        held, queue = getattr(app.state, guard.ADMISSION, None), gradio_seam.queue_of(app.get_blocks())
         if held is not None and queue is not None:
             held.settle(queue)
 

@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 
 from ..analysis import MAX_INPUT_CHARS
+from . import gradio_seam
 
 LIGHT_COST = 1.0  # /predict, /attention and the like: one forward pass, a small answer
 PAGE_EVENT_COST = 2.0  # a page event (``queue/join`` by number): the analysis or one view drawn from it
@@ -156,7 +157,7 @@ class Admission:
     def _settle(self, queue, tickets: list[Ticket]) -> int:
         released = 0
         for ticket in list(tickets):
-            if ticket.event_id is None or ticket.event_id in queue.event_ids_to_events or self.busy(ticket.event_id):
+            if ticket.event_id is None or gradio_seam.is_queued(queue, ticket.event_id) or self.busy(ticket.event_id):
                 continue  # still being admitted, waiting or running, or its event over but not its thread
             now = self.clock()
             ticket.ended_at = now if ticket.ended_at is None else ticket.ended_at

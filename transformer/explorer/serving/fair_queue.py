@@ -23,7 +23,7 @@ from collections import Counter
 
 from gradio.server_messages import ProcessCompletedMessage
 
-from . import admission, clients
+from . import admission, clients, gradio_seam
 
 
 def client_of(event) -> str:
@@ -75,11 +75,9 @@ def fair_order(waiting: list, running: list, waited=lambda event: 0.0) -> list:
 def make_fair(queue, clock=time.monotonic) -> None:
     """Make Gradio's ``queue`` put each new job in its fair place (``fair_order``) among the waiting ones, by how long
     each has waited on ``clock``."""
-    push = queue.push
     arrived: dict[int, tuple[object, float]] = {}  # id(event) -> (the event, kept so its id is not reused; when)
 
-    async def push_fairly(*args, **kwargs):
-        answer = await push(*args, **kwargs)
+    def reorder() -> None:
         now, running, waiting = clock(), running_events(queue), waiting_events(queue)
         for event in waiting:
             arrived.setdefault(id(event), (event, now))
@@ -88,9 +86,8 @@ def make_fair(queue, clock=time.monotonic) -> None:
         for events in queue.event_queue_per_concurrency_id.values():
             if len(events.queue) > 1:
                 events.queue[:] = fair_order(events.queue, running, lambda event: now - arrived[id(event)][1])
-        return answer
 
-    queue.push = push_fairly
+    gradio_seam.after_each_push(queue, reorder)
 
 
 def drop_waiting(queue, event_id: str, reason: str) -> bool:
@@ -100,7 +97,7 @@ def drop_waiting(queue, event_id: str, reason: str) -> bool:
         event = next((event for event in events.queue if event._id == event_id), None)
         if event is not None:
             events.queue.remove(event)
-            queue.event_ids_to_events.pop(event_id, None)
+            gradio_seam.forget_event(queue, event_id)
             queue.send_message(event, ProcessCompletedMessage(output={"error": reason}, success=False, title="Busy"))
             return True
     return False

@@ -42,7 +42,7 @@ from urllib.parse import parse_qs
 
 from starlette.requests import HTTPConnection
 
-from . import admission, clients, fair_queue
+from . import admission, clients, fair_queue, gradio_seam
 
 RETRY_SECONDS = 2  # the page's heaviest job (Integrated Gradients, 128 steps, 128 tokens) takes about 1 s
 MAX_BODY_BYTES = 512 * 1024  # the largest page request (two 10,000-character texts, JSON-escaped) is ~130 KB
@@ -166,7 +166,7 @@ def job_cost(blocks, route: str, body: bytes) -> float:
 
 def session_of(queue, event_id: str) -> str:
     """The session Gradio's ``queue`` sends ``event_id``'s answer to (a ``/call`` without one: the event's id)."""
-    event = queue.event_ids_to_events.get(event_id)
+    event = gradio_seam.queued_event(queue, event_id)
     if event is not None:
         return event.session_hash
     return next((session for session, ids in queue.pending_event_ids_session.items() if event_id in ids), event_id)
@@ -254,7 +254,7 @@ class Guard:
 
     async def admit_job(self, scope, receive, send, client: str, cost: float) -> None:
         """Run the job request if ``client`` can afford ``cost`` (else 429); keep its ticket until the job is over."""
-        queue = self.blocks(scope)._queue
+        queue = gradio_seam.queue_of(self.blocks(scope))
         ticket = self.admission.admit(client, cost, queue)
         if ticket is None:
             message = clients.retry_message("requests at once", RETRY_SECONDS)
@@ -288,7 +288,7 @@ class Guard:
             return closed
         route = path.split(API, 1)[1]
         if method == "GET" and not known_stream(
-            self.blocks(scope)._queue, route, scope.get("query_string", b"").decode()
+            gradio_seam.queue_of(self.blocks(scope)), route, scope.get("query_string", b"").decode()
         ):
             return 404, "No such session or event: its answers were read, dropped, or never existed."
         if method != "POST":

@@ -20,10 +20,10 @@ from collections import OrderedDict
 
 import gradio as gr
 from fastapi import HTTPException
-from gradio.state_holder import SessionState, StateHolder
 
 from ...explain.heap import return_freed_memory
-from . import clients
+from . import clients, gradio_seam
+from .gradio_seam import SessionState, StateHolder
 
 IDLE_SECONDS = 3600  # a session with no request for an hour is dropped (its page must analyze again)
 SWEEP_SECONDS = 5  # how often idle sessions are looked for
@@ -151,8 +151,7 @@ class LeanSessions(StateHolder):
 def lean_sessions(app) -> LeanSessions:
     """Give the FastAPI ``app`` Gradio made (before it serves anything) a ``LeanSessions`` holder; returns it."""
     holder = LeanSessions()
-    holder.set_blocks(app.get_blocks())  # also points the Blocks at it
-    app.state_holder = holder
+    gradio_seam.use_session_store(app, holder)
     return holder
 
 
@@ -178,14 +177,14 @@ def release_on_unload(demo: gr.Blocks) -> None:
     """Inside ``demo``: when a page closes (Gradio's ``unload``), drop its session at once."""
 
     def release(request: gr.Request) -> None:
-        drop_session(demo.state_holder, request.session_hash)
+        drop_session(gradio_seam.session_store_of(demo), request.session_hash)
 
     demo.unload(release)
 
 
 def work_done(holder: LeanSessions) -> tuple[int, int] | None:
     """(sessions dropped, jobs queued) so far, when no queued job is running now; None while one runs."""
-    queue = getattr(holder.blocks, "_queue", None)
+    queue = gradio_seam.queue_of(holder.blocks)
     if queue is not None and queue.get_active_worker_count():
         return None
     return holder.dropped, getattr(queue, "events_recorded", 0)

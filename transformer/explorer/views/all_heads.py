@@ -7,8 +7,8 @@ import plotly.graph_objects as go
 
 from .. import weighting
 from ..analysis import Analysis
+from ..drawing.attention_maps import attention_grid
 from ..drawing.colour import colour_scale, excluded_positions
-from ..drawing.figures import attention_grid
 from ..registry import Drawing, Page, PageValues, View
 
 

@@ -10,8 +10,8 @@ import plotly.graph_objects as go
 
 from .. import payloads, runner, weighting
 from ..analysis import Analysis
+from ..drawing.attention_maps import attention_heatmap
 from ..drawing.colour import colour_scale, excluded_positions
-from ..drawing.figures import attention_heatmap
 from ..inputs import layer_head, page_number
 from ..registry import Drawing, Page, PageValues, View
 

@@ -20,8 +20,8 @@ from ...explain.compare import Comparison, compare_attentions
 from .. import runner
 from ..analysis import Analysis, EmptyInputError, InputError
 from ..drawing import status
+from ..drawing.attention_maps import attention_heatmap
 from ..drawing.colour import colour_scale, excluded_positions
-from ..drawing.figures import attention_heatmap
 from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import choice, layer_head, numbers, page_numbers
 from ..jsonable import to_jsonable
@@ -74,7 +74,7 @@ def difference_figure(
     Args:
         comparison: from ``compare_view``, layer and head counted from 1.
         tokens_b: sentence B's token strings; labels carry their positions in B.
-        scale, exclude: colour-scale options of ``figures.attention_heatmap``; ``exclude`` counts
+        scale, exclude: colour-scale options of ``attention_maps.attention_heatmap``; ``exclude`` counts
             aligned pairs, not positions.
     """
     positions = [j for _, j in comparison.pairs]

@@ -20,8 +20,9 @@ from ...explain.knockout import HeadImportance, predict_with_knockout
 from ...explain.rollout import stack_attentions
 from .. import payloads, runner
 from ..analysis import Analysis, sentence_ids
+from ..drawing.attention_maps import attention_grid
 from ..drawing.colour import colour_scale, excluded_positions
-from ..drawing.figures import attention_grid, heads_heatmap
+from ..drawing.figures import heads_heatmap
 from ..drawing.markup import change_rows, probabilities, table
 from ..inputs import choices, head_label, head_labels, parse_heads
 from ..jsonable import to_jsonable

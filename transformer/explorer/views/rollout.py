@@ -16,8 +16,9 @@ import torch
 from ...explain.rollout import attention_rollout, pooled_relevance
 from .. import payloads, runner
 from ..analysis import Analysis, model_attentions
+from ..drawing.attention_maps import attention_heatmap
 from ..drawing.colour import colour_scale, excluded_positions
-from ..drawing.figures import attention_heatmap, heatmap, token_labels
+from ..drawing.figures import heatmap, token_labels
 from ..inputs import chosen_indices, layer_index, page_number
 from ..jsonable import to_jsonable
 from ..registry import Drawing, Page, View, layer_choices, read_layer

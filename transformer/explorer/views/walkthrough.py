@@ -26,8 +26,7 @@ from ...positional_encoding import PositionalEncoding
 from ...tokenizer import encode_batch
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..drawing.figures import TEMPLATE, escape, token_labels
-from ..drawing.panels import Panel, panel_figure
+from ..drawing import walk_steps
 from ..inputs import layer_head, number, page_number, whole_number
 from ..registry import (
     Drawing,
@@ -42,7 +41,6 @@ from ..registry import (
 )
 
 TITLE = "Walkthrough"
-TABLE_ROW_PX, TABLE_TOP_PX, TABLE_MAX_PX = 28, 80, 640  # step 1's table of ids: a row, the title, the most shown
 
 
 @dataclass(frozen=True)
@@ -71,11 +69,8 @@ class Step:
         title = self.title
         if walk.embedding_scale and self.scaled is not None:
             title, what, arithmetic = self.scaled
-        head = _HEAD_NAMES[walk.head_activation]
+        head = walk_steps.HEAD_NAMES[walk.head_activation]
         return title, what.replace("{head}", head), arithmetic.replace("{head}", head)
-
-
-_HEAD_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 
 def _dims(tensor: torch.Tensor, *names: str) -> str:
@@ -83,132 +78,9 @@ def _dims(tensor: torch.Tensor, *names: str) -> str:
     return "(" + ", ".join(f"{name}={size}" for name, size in zip(names, tensor.shape, strict=True)) + ")"
 
 
-def _panel(values: torch.Tensor, tokens: list[str], title: str, column: str, signed: bool = True) -> Panel:
-    """A (N, columns) tensor as one panel: one row per token, one column per dimension."""
-    return Panel(values, [f"{column}{j}" for j in range(values.size(-1))], token_labels(tokens), title, signed)
-
-
-def _vector(values: torch.Tensor, column: str, title: str, signed: bool = True) -> Panel:
-    """One vector as a one-row panel."""
-    return Panel(values[None], [f"{column}{j}" for j in range(values.numel())], [""], title, signed)
-
-
 def _layer_shape(field: str, *names: str) -> Callable:
     """A step's ``shape``: the chosen layer's ``field`` (of ``LayerSteps``), its dimensions named."""
     return lambda walk, layer, head: _dims(getattr(walk.layers[layer], field), *names)
-
-
-def _tokens(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    """A table of the tokens and their ids, printed as whole numbers: an id names a row of the embedding table,
-    so its size means nothing and it gets no colour."""
-    cells = [list(range(len(tokens))), [escape(token) for token in tokens], walk.token_ids.tolist()]
-    table = go.Table(
-        header={"values": ["position", "token", "id"], "align": "left"},
-        cells={"values": cells, "align": "left", "format": ["d", None, "d"]},
-    )
-    height = min(TABLE_TOP_PX + TABLE_ROW_PX * (len(tokens) + 1), TABLE_MAX_PX)  # a long sentence scrolls inside
-    layout = {"template": TEMPLATE, "title": {"text": "The tokens and their ids"}, "height": height}
-    return go.Figure(data=[table], layout=layout | {"margin": {"t": 60, "l": 10, "r": 10, "b": 10}})
-
-
-def _embeddings(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    rows = _panel(walk.embeddings, tokens, "Embedding(ids)", "d")
-    if not walk.embedding_scale:
-        return panel_figure([rows], "The embedding rows", stacked=True)
-    scaled = _panel(walk.scaled_embeddings, tokens, f"× √{walk.embeddings.size(-1)}", "d")
-    return panel_figure([rows, scaled], "The embedding rows, then scaled")
-
-
-def _positions(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    parts = [
-        _panel(walk.scaled_embeddings, tokens, "x", "d"),
-        _panel(walk.positions, tokens, "PE[0:N]", "d"),
-        _panel(walk.embedded, tokens, "x + PE", "d"),
-    ]
-    return panel_figure(parts, "The positional encoding, added")
-
-
-def _layer_norm(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps = walk.layers[layer]
-    parts = [_panel(steps.block_input, tokens, "x, the block's input", "d")]
-    if walk.pre_ln:
-        parts.append(_panel(steps.attention_input, tokens, "LayerNorm(x)", "d"))
-    return panel_figure(parts, f"Layer {page_number(layer)}: what attention reads")
-
-
-def _qkv(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps = walk.layers[layer]
-    parts = [
-        _panel(getattr(steps, name)[head], tokens, name[0].upper(), name[0]) for name in ("queries", "keys", "values")
-    ]
-    return panel_figure(parts, f"Layer {page_number(layer)}, head {page_number(head)}: Q, K and V")
-
-
-def _scores(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps, d_k = walk.layers[layer], walk.layers[layer].queries.size(-1)
-    keys = token_labels(tokens)
-    parts = [
-        Panel(steps.scores[head], keys, keys, "Q Kᵀ"),
-        Panel(steps.scaled[head], keys, keys, f"÷ √{d_k}"),
-        Panel(steps.weights[head], keys, keys, "softmax", signed=False),
-    ]
-    return panel_figure(parts, f"Layer {page_number(layer)}, head {page_number(head)}: queries (rows) × keys (columns)")
-
-
-def _heads(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps = walk.layers[layer]
-    parts = [
-        _panel(steps.heads[head], tokens, f"weights × V, head {page_number(head)}", "v"),
-        _panel(steps.merged, tokens, f"the {steps.heads.size(0)} heads side by side", "c"),
-        _panel(steps.attention_output, tokens, "× W_o", "d"),
-    ]
-    return panel_figure(parts, f"Layer {page_number(layer)}: the heads' output")
-
-
-def _residual(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps = walk.layers[layer]
-    total = "x + out" if walk.pre_ln else "LayerNorm(x + out)"
-    parts = [
-        _panel(steps.block_input, tokens, "x", "d"),
-        _panel(steps.attention_output, tokens, "out", "d"),
-        _panel(steps.after_attention, tokens, total, "d"),
-    ]
-    return panel_figure(parts, f"Layer {page_number(layer)}: the residual add")
-
-
-def _feed_forward(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    steps = walk.layers[layer]
-    D, F = steps.ffn_output.size(-1), steps.ffn_hidden.size(-1)
-    parts = [
-        _panel(steps.ffn_input, tokens, "LayerNorm(x)" if walk.pre_ln else "x", "d"),
-        _panel(steps.ffn_hidden, tokens, f"Linear {D}→{F}", "f"),
-        _panel(steps.ffn_activated, tokens, "GELU", "f"),
-        _panel(steps.ffn_output, tokens, f"Linear {F}→{D}", "d"),
-        _panel(steps.block_output, tokens, "x + FFN" if walk.pre_ln else "LayerNorm(x + FFN)", "d"),
-    ]
-    return panel_figure(parts, f"Layer {page_number(layer)}: the feed-forward network and its residual")
-
-
-def _blocks(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    parts = [_panel(steps.block_output, tokens, f"after block {i}", "d") for i, steps in enumerate(walk.layers, 1)]
-    return panel_figure(parts, "The residual stream after each block")
-
-
-def _pooling(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    parts = [_panel(walk.final_norm, tokens, "LayerNorm(x)", "d"), _vector(walk.pooled, "d", "mean over the tokens")]
-    return panel_figure(parts, "The final LayerNorm, then one vector for the sentence", stacked=True)
-
-
-def _classifier(walk: Walkthrough, tokens: list[str], layer: int, head: int) -> go.Figure:
-    D, C = walk.pooled.numel(), walk.logits.numel()
-    classes = [escape(name) for name in walk.label_names]
-    parts = [
-        _vector(walk.hidden, "h", f"Linear {D}→{walk.hidden.numel()}"),
-        _vector(walk.activated, "h", _HEAD_NAMES[walk.head_activation]),
-        Panel(walk.logits[None], classes, [""], f"Linear → {C} logits"),
-        Panel(walk.probabilities[None], classes, [""], "softmax", signed=False),
-    ]
-    return panel_figure(parts, "The classifier", stacked=True)
 
 
 STEPS = [
@@ -219,7 +91,7 @@ STEPS = [
         encode_batch,
         "ids = tokenizer(text)",
         lambda walk, layer, head: _dims(walk.token_ids, "N"),
-        _tokens,
+        walk_steps.tokens_figure,
         ("token_ids",),
     ),
     Step(
@@ -229,7 +101,7 @@ STEPS = [
         TransformerClassifier.token_embeddings,
         "x = Embedding(ids)",
         lambda walk, layer, head: _dims(walk.scaled_embeddings, "N", "D"),
-        _embeddings,
+        walk_steps.embeddings_figure,
         ("embeddings", "scaled_embeddings"),
         scaled=(
             "2. Embeddings, ×√d_model",
@@ -245,7 +117,7 @@ STEPS = [
         PositionalEncoding.forward,
         "x = x + PE[0:N]",
         lambda walk, layer, head: _dims(walk.embedded, "N", "D"),
-        _positions,
+        walk_steps.positions_figure,
         ("scaled_embeddings", "positions", "embedded"),
         ("what position does", "word-order"),
     ),
@@ -256,7 +128,7 @@ STEPS = [
         TransformerEncoderBlock.forward,
         "h = LayerNorm(x)",
         _layer_shape("attention_input", "N", "D"),
-        _layer_norm,
+        walk_steps.layer_norm_figure,
         ("block_input", "attention_input"),
         post_ln=(
             "A Post-LN block (the original Transformer's kind, and this model's) gives the block's input to "
@@ -271,7 +143,7 @@ STEPS = [
         attention_module.MultiHeadAttention.forward,
         "Q = h W_q, K = h W_k, V = h W_v, split into H heads",
         _layer_shape("queries", "H", "N", "d_k"),
-        _qkv,
+        walk_steps.qkv_figure,
         ("queries", "keys", "values"),
         ("see every head", "all-heads"),
     ),
@@ -283,7 +155,7 @@ STEPS = [
         attention_module.scaled_dot_product_attention,
         "weights = softmax(Q Kᵀ / √d_k)",
         _layer_shape("weights", "H", "N", "N"),
-        _scores,
+        walk_steps.scores_figure,
         ("scores", "scaled", "weights"),
         ("why divide by √d_k", "inside-head"),
     ),
@@ -294,7 +166,7 @@ STEPS = [
         attention_module.MultiHeadAttention.forward,
         "out = concat(weights_h V_h) W_o",
         _layer_shape("attention_output", "N", "D"),
-        _heads,
+        walk_steps.heads_figure,
         ("heads", "merged", "attention_output"),
     ),
     Step(
@@ -304,7 +176,7 @@ STEPS = [
         TransformerEncoderBlock.forward,
         "x = x + out",
         _layer_shape("after_attention", "N", "D"),
-        _residual,
+        walk_steps.residual_figure,
         ("block_input", "attention_output", "after_attention"),
         post_ln=(
             "The attention's output is added to the block's input, and the sum is normalised: in a Post-LN "
@@ -319,7 +191,7 @@ STEPS = [
         PositionWiseFeedForward.forward,
         "x = x + Linear(GELU(Linear(LayerNorm(x))))",
         _layer_shape("ffn_activated", "N", "F"),
-        _feed_forward,
+        walk_steps.feed_forward_figure,
         ("ffn_input", "ffn_hidden", "ffn_activated", "ffn_output", "block_output"),
         post_ln=(
             "Every token then goes, on its own, through two linear layers with a GELU between them, d_ff wide; "
@@ -333,7 +205,7 @@ STEPS = [
         TransformerClassifier._stream,
         "x = block_L(… block_1(x))",
         lambda walk, layer, head: _dims(walk.layers[-1].block_output, "N", "D"),
-        _blocks,
+        walk_steps.blocks_figure,
         ("block_output",),
         ("what the heads do over a corpus", "head-atlas"),
         each_layer=True,
@@ -345,7 +217,7 @@ STEPS = [
         TransformerClassifier.forward,
         "s = mean over tokens of LayerNorm(x)",
         lambda walk, layer, head: _dims(walk.pooled, "D"),
-        _pooling,
+        walk_steps.pooling_figure,
         ("final_norm", "pooled"),
     ),
     Step(
@@ -355,7 +227,7 @@ STEPS = [
         TransformerClassifier.forward,
         "p = softmax(Linear({head}(Linear(s))))",
         lambda walk, layer, head: _dims(walk.logits, "C"),
-        _classifier,
+        walk_steps.classifier_figure,
         ("hidden", "activated", "logits", "probabilities"),
     ),
 ]

@@ -1,0 +1,117 @@
+"""Each seam of ``serving/gradio_seam.py`` against the installed Gradio: the private attribute is there with the shape
+the explorer relies on, and a replaced method or route is really called on a request. An upgrade that moves one
+fails here, in a test named after the seam."""
+
+import inspect
+import json
+
+import gradio as gr
+import httpx
+import pytest
+from app_fixtures import serving
+from gradio.data_classes import CancelBody
+from gradio.queueing import Queue
+
+from transformer.explorer.serving import gradio_seam
+
+pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
+    pytest.mark.filterwarnings("ignore:'future.no_silent_downcasting' is deprecated"),
+    pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
+]
+CANCEL, DEEP_LINK = "/gradio_api/cancel", "/gradio_api/deep_link"
+
+
+def shouting_page() -> gr.Blocks:
+    """A page of one queued event that reads and writes a ``gr.State``: the text shouted, and a count of calls."""
+    with gr.Blocks() as demo:
+        text, count, shouted = gr.Textbox(), gr.State(0), gr.Textbox()
+        text.submit(lambda said, calls: (said.upper(), calls + 1), [text, count], [shouted, count], api_name="shout")
+    demo.queue()
+    return demo
+
+
+def test_the_seam_was_checked_on_the_installed_gradio():
+    assert gr.__version__ in gradio_seam.CHECKED_ON, (
+        f"gradio {gr.__version__} is not among the versions serving/gradio_seam.py was checked on: run this module,"
+        " fix the seams that fail, and add the version to CHECKED_ON"
+    )
+
+
+def test_seam_the_queue_is_the_blocks_queue_with_its_events_by_id():
+    assert gradio_seam.queue_of(None) is None  # a session store before it has its Blocks
+    queue = gradio_seam.queue_of(shouting_page())
+    assert isinstance(queue, Queue) and isinstance(queue.event_ids_to_events, dict)
+    event = object()
+    queue.event_ids_to_events["e1"] = event
+    assert gradio_seam.is_queued(queue, "e1") and gradio_seam.queued_event(queue, "e1") is event
+    gradio_seam.forget_event(queue, "e1")
+    assert not gradio_seam.is_queued(queue, "e1") and gradio_seam.queued_event(queue, "e1") is None
+
+
+def test_seam_push_is_the_queues_coroutine_that_takes_each_job():
+    assert inspect.iscoroutinefunction(Queue.push)
+    assert list(inspect.signature(Queue.push).parameters) == ["self", "body", "request", "username"]
+
+
+def test_seam_the_session_store_has_what_lean_sessions_read_and_replace():
+    """``sessions.LeanSessions`` and ``LeanSession`` read these records and override these methods."""
+    assert {"session_data", "time_last_used", "lock"} <= set(vars(gradio_seam.StateHolder()))
+    assert callable(gradio_seam.StateHolder.set_blocks)
+    session = gradio_seam.SessionState(shouting_page())
+    assert "config_values" in vars(session) and list(session.state_components) == []  # no state value yet
+    for method in ("_update_config", "_update_value_in_config", "__setitem__"):
+        assert callable(getattr(gradio_seam.SessionState, method)), method
+
+
+def test_seam_the_api_pages_descriptions_are_the_api_components_schema():
+    def shout(text: str) -> dict:
+        """Shout.
+
+        Args:
+            text: what to shout.
+
+        Returns:
+            {"shouted"}.
+        """
+        return {"shouted": text.upper()}
+
+    with gr.Blocks() as demo:  # described inside the page's block, as ``page.api.serve_endpoints`` does
+        gr.api(shout, api_name="shout")
+        (block_fn,) = demo.fns.values()
+        gradio_seam.describe_on_api_page(block_fn.inputs[0], {"additional_description": "what to shout, seamed"})
+        gradio_seam.describe_on_api_page(block_fn.outputs[0], {"type": "object", "description": "the answer, seamed"})
+    described = json.dumps(demo.get_api_info()["named_endpoints"]["/shout"])
+    assert "what to shout, seamed" in described and "the answer, seamed" in described
+
+
+@pytest.mark.served
+def test_seams_each_replaced_method_and_route_is_called_on_a_request():
+    """On a served page: the push replacement runs after each job, the session store installed holds the session,
+    the route put first answers /cancel and then calls Gradio's own, and the replaced deep-link route answers."""
+    demo = shouting_page()
+    pushed, cancelled = [], []
+    gradio_seam.after_each_push(gradio_seam.queue_of(demo), lambda: pushed.append(1))
+    with serving(demo) as url, httpx.Client(base_url=url, timeout=60, trust_env=False) as http:
+        app = demo.server_app
+        holder = gradio_seam.StateHolder()
+        gradio_seam.use_session_store(app, holder)
+        assert gradio_seam.session_store_of(demo) is holder
+        gradio_cancel = gradio_seam.gradio_endpoint(app, CANCEL)
+        assert list(inspect.signature(gradio_cancel).parameters) == ["body"]
+
+        async def cancel(body: CancelBody):
+            cancelled.append(body.event_id)
+            return await gradio_cancel(body)
+
+        gradio_seam.route_first(app, CANCEL, cancel, ["POST"])
+        gradio_seam.replace_route(app, DEEP_LINK, lambda session_hash="": "no link", ["GET"])
+        (index,) = demo.fns
+        body = {"data": ["hi", None], "fn_index": index, "session_hash": "s1", "event_data": None}
+        event_id = http.post("/gradio_api/queue/join", json=body).raise_for_status().json()["event_id"]
+        with http.stream("GET", "/gradio_api/queue/data", params={"session_hash": "s1"}) as stream:
+            said = [line for line in stream.iter_lines() if "process_completed" in line]
+        assert '"HI"' in said[0] and pushed == [1]
+        assert "s1" in holder and holder["s1"][demo.fns[index].inputs[1]._id] == 1  # the count, kept in our store
+        cancel_body = {"session_hash": "s1", "fn_index": index, "event_id": event_id}
+        assert http.post(CANCEL, json=cancel_body).status_code == 200 and cancelled == [event_id]
+        assert http.get(DEEP_LINK, params={"session_hash": "s1"}).json() == "no link"
