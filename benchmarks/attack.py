@@ -1013,11 +1013,13 @@ def slow_rows(server: Server) -> list[dict]:
         hold = time.monotonic() + SLOW_HOLD_SECONDS
         while alive(hold):
             time.sleep(0.5)
+    end_mb = rss_mb(server.proc.pid)
     cut = sum(closed_by_server(reader) for reader in held)
     for reader in held:
         reader.close()
     growth = peak["mb"] - start_mb
-    figure = f"+{growth:.0f} MB ({start_mb:.0f} -> {peak['mb']:.0f}); {dict(outcomes)}; {cut} cut off by the server"
+    figure = f"+{growth:.0f} MB ({start_mb:.0f} -> {peak['mb']:.0f}, {end_mb:.0f} at the end); {dict(outcomes)}; "
+    figure += f"{cut} cut off by the server"
     return [row("slow", f"RSS growth while slow streams are held ({SLOW_HOLD_SECONDS} s)", figure, "≤ 300 MB",
                 growth <= 300, outcomes=outcomes)]  # fmt: skip
 
