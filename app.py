@@ -28,10 +28,10 @@ from transformer.explorer.page import events, launch
 from transformer.explorer.page.api import serve_endpoints
 from transformer.explorer.page.events import PageParts
 from transformer.explorer.page.launch import DELETE_CACHE, configure_events
-from transformer.explorer.registry import Page, Registry, head_choices, layer_choices
+from transformer.explorer.registry import Page, Registry, dims_control, head_choices, layer_choices
 from transformer.explorer.runner import get_model, get_second_model
 from transformer.explorer.serving.sessions import release_on_unload
-from transformer.explorer.views import VIEWS, positional_encoding
+from transformer.explorer.views import VIEWS
 
 if "OMP_NUM_THREADS" not in os.environ:
     # One request is a few milliseconds of small matrix products: intra-op threads only spin against each
@@ -158,7 +158,7 @@ def page_controls(model) -> Page:
         leave_out=leave_out,
         layer=gr.Radio(layer_choices(model), value=1, label="Layer", render=False, elem_id="layer"),
         head=gr.Radio(head_choices(model, mean=True), value="1", label="Head", render=False, elem_id="head"),
-        dims=positional_encoding.dims_control(model),
+        dims=dims_control(model),
     )
 
 

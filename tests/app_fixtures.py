@@ -129,10 +129,15 @@ def import_app(model_dir: Path):
     """Import ``app`` on the tiny model; later calls reuse the module.
 
     ``MODEL_ID`` stays set for the session, because ``app.get_model`` reads it again whenever its cache is
-    cleared. Importing ``app`` sets torch to one thread, as this module already has for the whole session.
+    cleared. The runner reads it once and keeps its model (a change after start changes no answer), so on the first
+    import a model it loaded before, for a test that ran it without the app (``tests/explorer/test_runner.py``: the
+    bundled model), is dropped: the app is laid out on, and serves, this one. Importing ``app`` sets torch to one
+    thread, as this module already has for the whole session.
     """
     os.environ["MODEL_ID"] = str(model_dir)
     os.environ.pop("MODEL_REVISION", None)
+    if "app" not in sys.modules:
+        forget_the_models()
     return importlib.import_module("app")
 
 
@@ -142,7 +147,8 @@ def forget_the_models() -> None:
     from transformer.explorer import runner, views
     from transformer.explorer.corpus import on_demand as model_artifacts
 
-    runner.forget_models()
+    runner.get_model.cache_clear()
+    runner.get_second_model.cache_clear()
     modules = [value for value in vars(views).values() if isinstance(value, types.ModuleType)]
     for value in [value for module in modules for value in vars(module).values()]:
         if isinstance(value, model_artifacts.ModelArtifact):  # head atlas, errors, behaviour, corpus faithfulness

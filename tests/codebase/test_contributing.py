@@ -14,7 +14,7 @@ import gradio as gr
 import plotly.graph_objects as go
 import pytest
 import torch
-from app_fixtures import import_app, write_model_dir
+from app_fixtures import forget_the_models, import_app, write_model_dir
 from hub_checkpoints import HUB_FAMILIES
 
 from transformer.explorer import analysis, runner
@@ -95,15 +95,20 @@ def test_the_worked_examples_endpoint_answers_on_every_kind_of_model(
     """Written against the interface alone, the example's endpoint answers on the tutorial's model and on a BERT, a
     DistilBERT and a RoBERTa: one length per stage and token, the last stage the stream the classifier reads."""
     if family != "tutorial":
-        monkeypatch.setenv("MODEL_ID", str(hub_model_dirs[family]))  # the runner loads the model of its setting
-    model = runner.get_model()[0].model
-    assert model.model_type == family
-    answer = example_view.token_lengths("a wonderful film")
-    result = runner.run_model("a wonderful film")
-    assert answer["tokens"] == result.tokens and len(answer["lengths"]) == model.num_layers + 1
-    with torch.no_grad():
-        last = model.hidden_states(analysis.sentence_ids(model, result))[-1][0].norm(dim=-1)
-    torch.testing.assert_close(torch.tensor(answer["lengths"][-1]), last.cpu(), atol=1e-4, rtol=1e-4)
+        monkeypatch.setenv("MODEL_ID", str(hub_model_dirs[family]))
+        forget_the_models()  # the runner loads this one; afterwards the app's again
+    try:
+        model = runner.get_model()[0].model
+        assert model.model_type == family
+        answer = example_view.token_lengths("a wonderful film")
+        result = runner.run_model("a wonderful film")
+        assert answer["tokens"] == result.tokens and len(answer["lengths"]) == model.num_layers + 1
+        with torch.no_grad():
+            last = model.hidden_states(analysis.sentence_ids(model, result))[-1][0].norm(dim=-1)
+        torch.testing.assert_close(torch.tensor(answer["lengths"][-1]), last.cpu(), atol=1e-4, rtol=1e-4)
+    finally:
+        if family != "tutorial":
+            forget_the_models()
 
 
 def test_an_address_parameter_claimed_twice_stops_the_start_up_naming_both():

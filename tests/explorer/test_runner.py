@@ -2,7 +2,11 @@
 for a cancel however early it comes, and holds its lane's slot until its thread returns."""
 
 import contextvars
+import os
+import subprocess
+import sys
 import threading
+from pathlib import Path
 
 import gradio as gr
 import pytest
@@ -110,20 +114,21 @@ def test_no_more_jobs_run_at_once_than_their_lane_has_slots():
     assert most == [2] and not any(runner.running(f"slot-{i}") for i in range(3))
 
 
-def test_the_model_is_kept_for_its_setting_so_an_earlier_call_leaves_nothing_behind(monkeypatch, tmp_path):
-    """A call made before ``MODEL_ID`` changes (this module's job above ran on the bundled model) does not hand a
-    later caller its model: the model is kept for the setting it was loaded from (``runner.loaded_for``)."""
-    calls = []
-    monkeypatch.setattr(runner, "load_model", lambda source, revision=None, device="cpu": calls.append(source))
-    monkeypatch.setattr(runner, "on_device", lambda loaded: loaded)
-    runner.forget_models()
-    try:
-        monkeypatch.delenv("MODEL_ID", raising=False)
-        runner.get_model()
-        runner.get_model()
-        model_dir = str(tmp_path / "model")
-        monkeypatch.setenv("MODEL_ID", model_dir)
-        runner.get_model()
-        assert calls == [str(runner.DEFAULT_MODEL_DIR), model_dir]  # each setting loaded once, the new one read
-    finally:
-        runner.forget_models()
+FIRST = "tests/explorer/test_runner.py::" + (
+    "test_a_view_job_hands_back_what_was_freed_before_it_and_what_it_freed_when_it_ends_or_fails"
+)
+THEN = "tests/explorer/views/test_walkthrough.py::" + (
+    "test_the_endpoint_refuses_a_step_layer_or_head_the_model_lacks_before_the_pass"
+)
+
+
+@pytest.mark.slow  # two modules' start-up in a process of its own: half a minute on a loaded machine
+def test_a_job_run_before_the_app_leaves_the_app_its_own_model():
+    """Issue 55's order: this module's job above loads the bundled model into the runner (it reads MODEL_ID once);
+    the walkthrough's tests, run after it in one process, still see the tiny model their ``app`` fixture serves
+    (``app_fixtures.import_app`` drops the earlier model on the app's first import)."""
+    root = Path(__file__).resolve().parents[2]
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:xdist", "-p", "no:cacheprovider", FIRST, THEN]
+    env = {key: value for key, value in os.environ.items() if key not in ("MODEL_ID", "MODEL_REVISION")}
+    done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-2000:]

@@ -157,26 +157,22 @@ def test_nothing_a_page_or_api_caller_sends_names_a_model(app, client):
 
 
 def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
-    """The calls to load_model are in the two loaders kept per setting (``loaded_for``, ``second_loaded_for``), which
-    only get_model and get_second_model call, with what they read from the environment: they take nothing."""
+    """The calls to load_model are in get_model and get_second_model, which read the environment once (cached)
+    and take nothing."""
     sources = [Path(app.__file__), *Path(runner.__file__).parent.rglob("*.py")]  # the app and all of the explorer
     tree = ast.Module(body=[ast.parse(path.read_text(encoding="utf-8")) for path in sources], type_ignores=[])
-
-    def callers_of(name: str) -> set[str]:
-        return {
-            function.name
-            for function in ast.walk(tree)
-            if isinstance(function, ast.FunctionDef)
-            for node in ast.walk(function)
-            if isinstance(node, ast.Call) and name in (getattr(node.func, "id", None), getattr(node.func, "attr", None))
-        }
-
-    assert callers_of("load_model") == {"loaded_for", "second_loaded_for"}
-    assert callers_of("loaded_for") == {"get_model"} and callers_of("second_loaded_for") == {"get_second_model"}
+    callers = {
+        function.name
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_model"
+    }
+    assert callers == {"get_model", "get_second_model"}
     handlers = {inspect.unwrap(fn.fn) for fn in app.demo.fns.values()}
-    for loader, kept in ((runner.get_model, runner.loaded_for), (runner.get_second_model, runner.second_loaded_for)):
-        assert not inspect.signature(loader).parameters and kept.cache_info().maxsize == 1
-        assert loader not in handlers and kept not in handlers
+    for loader in (runner.get_model, runner.get_second_model):
+        assert not inspect.signature(loader).parameters and loader.cache_info().maxsize == 1
+        assert loader not in handlers
     assert app.get_model is runner.get_model and runner.load_model not in handlers
 
 

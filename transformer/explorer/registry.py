@@ -220,3 +220,26 @@ def head_choices(model: Classifier, mean: bool = False) -> list[tuple[str, int |
     if mean:
         return [*((str(h), str(h)) for h in heads), ("mean of heads", MEAN_HEAD)]
     return [(str(h), h) for h in heads]
+
+
+MAX_DIMS = 8  # positional-encoding dimensions drawn at once
+
+
+def default_dims(model: Classifier) -> list[int]:
+    """The dimensions shown at first: sines whose wavelengths (2π·10000^(dim/D)) span a sentence to a
+    paragraph, and the first one's cosine."""
+    sines = {2 * round(model.d_model * fraction / 2) for fraction in (0.1, 0.2, 0.35)}
+    return sorted(dim for dim in sines | {min(sines) + 1} if dim < model.d_model)
+
+
+def dims_control(model: Classifier) -> gr.Dropdown:
+    """The dimensions dropdown, made unrendered: the page's analysis step reads it, the Positional encoding tab places
+    it (it sits here, with the page's other shared controls, so that the page imports no view)."""
+    return gr.Dropdown(
+        list(range(model.d_model)),
+        value=default_dims(model),
+        multiselect=True,
+        max_choices=MAX_DIMS,
+        label="Dimensions",
+        render=False,
+    )

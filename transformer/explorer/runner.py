@@ -170,21 +170,15 @@ def one_job(fn, slots: threading.Semaphore):
     return job
 
 
+@functools.lru_cache(maxsize=1)
 def get_model() -> tuple[LoadedModel, str | None]:
-    """The model to explore, loaded once for its setting: MODEL_ID at MODEL_REVISION, else the bundled model.
-
-    The setting is read at each call and the model kept for it (``loaded_for``), so a call made before the setting
-    changes (a script, a test) leaves nothing behind that a later call would be given in its place.
+    """The model to explore, loaded once: MODEL_ID at MODEL_REVISION, else the bundled model.
 
     Returns:
         (the loaded model, a note saying why the app fell back to the bundled model, or None).
     """
-    return loaded_for(os.environ.get("MODEL_ID") or str(DEFAULT_MODEL_DIR), os.environ.get("MODEL_REVISION") or None)
-
-
-@functools.lru_cache(maxsize=1)
-def loaded_for(source: str, revision: str | None) -> tuple[LoadedModel, str | None]:
-    """``get_model`` for the setting (``source``, ``revision``), loaded once while the setting stays."""
+    source = os.environ.get("MODEL_ID") or str(DEFAULT_MODEL_DIR)
+    revision = os.environ.get("MODEL_REVISION") or None
     note = None
     try:
         loaded = load_model(source, revision=revision, device="cpu")
@@ -200,34 +194,24 @@ def loaded_for(source: str, revision: str | None) -> tuple[LoadedModel, str | No
     return on_device(loaded), note
 
 
+@functools.lru_cache(maxsize=1)
 def get_second_model() -> tuple[LoadedModel | None, str | None]:
-    """The model Compare reads the same sentence with, loaded once for its setting: MODEL_ID_B at MODEL_REVISION_B.
+    """The model Compare reads the same sentence with, loaded once: MODEL_ID_B at MODEL_REVISION_B.
 
     Returns:
         (the model, None); (None, None) when MODEL_ID_B is unset; (None, why) when it does not load, and
         Compare then compares two sentences through the explorer's model, as without it.
     """
-    return second_loaded_for(os.environ.get("MODEL_ID_B") or None, os.environ.get("MODEL_REVISION_B") or None)
-
-
-@functools.lru_cache(maxsize=1)
-def second_loaded_for(source: str | None, revision: str | None) -> tuple[LoadedModel | None, str | None]:
-    """``get_second_model`` for the setting (``source``, ``revision``), loaded once while the setting stays."""
+    source = os.environ.get("MODEL_ID_B")
     if not source:
         return None, None
     try:
-        loaded = load_model(source, revision=revision, device="cpu")
+        loaded = load_model(source, revision=os.environ.get("MODEL_REVISION_B") or None, device="cpu")
     except ModelLoadError as error:
         note = f"Could not load MODEL_ID_B {source} ({error}); Compare reads two sentences with one model."
         logger.warning(note)
         return None, note
     return on_device(loaded), None
-
-
-def forget_models() -> None:
-    """Drop both loaded models: the next call loads its setting's model again."""
-    loaded_for.cache_clear()
-    second_loaded_for.cache_clear()
 
 
 @functools.lru_cache(maxsize=1)

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 import pytest
 from PIL import ImageColor
 
-from transformer.explorer import analysis
+from transformer.explorer import analysis, registry
 from transformer.explorer.corpus import data_folder as corpus
 from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.drawing import erasure as erasure_figures
@@ -386,7 +386,7 @@ def drawn(model, tokenizer) -> dict[str, go.Figure]:
         "all heads": all_heads.show_grid(result),
         "all heads, row scale": all_heads.show_grid(result, "row", ["punctuation"]),
         "positional curves": positional_encoding.positional_curves(
-            analysis.positional_table(model), positional_encoding.default_dims(model), result.tokens
+            analysis.positional_table(model), registry.default_dims(model), result.tokens
         ),
         **dict(
             zip(("positional table", "positional similarity"), positional_encoding.model_tables(model), strict=True)

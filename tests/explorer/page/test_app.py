@@ -337,11 +337,11 @@ def test_unreachable_hub_model_falls_back_to_the_bundled_one_and_says_so(app, mo
     monkeypatch.setenv("MODEL_ID", "nobody/no-such-model")
     monkeypatch.setattr(runner, "DEFAULT_MODEL_DIR", model_dir)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
-    runner.forget_models()
+    app.get_model.cache_clear()
     try:
         loaded, note = app.get_model()
     finally:
-        runner.forget_models()  # later callers reload the test model named by the restored MODEL_ID
+        app.get_model.cache_clear()  # later callers reload the test model named by the restored MODEL_ID
     assert loaded.source == str(model_dir)
     assert "nobody/no-such-model" in note and "bundled model" in note
     assert "bundled model" in status.model_status(loaded, note)

@@ -135,15 +135,15 @@ def test_classes_are_the_same_up_to_case_and_order_matters():
 @pytest.fixture
 def second_model_env(monkeypatch):
     """``get_second_model`` read afresh from the environment, and forgotten again after the test."""
-    runner.second_loaded_for.cache_clear()
+    runner.get_second_model.cache_clear()
     yield monkeypatch
-    runner.second_loaded_for.cache_clear()
+    runner.get_second_model.cache_clear()
 
 
 def test_the_second_model_loads_from_model_id_b(second_model_env, deeper_bert_dir):
     second_model_env.delenv("MODEL_ID_B", raising=False)
     assert runner.get_second_model() == (None, None)
-    runner.second_loaded_for.cache_clear()
+    runner.get_second_model.cache_clear()
     second_model_env.setenv("MODEL_ID_B", str(deeper_bert_dir))
     loaded, note = runner.get_second_model()
     assert note is None and loaded.model.num_layers == 3 and loaded.source == str(deeper_bert_dir)

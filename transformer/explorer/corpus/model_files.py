@@ -26,6 +26,7 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 import torch
 from tqdm import tqdm
@@ -180,7 +181,7 @@ def build_atlas(model, tokenizer, rows: list[Row], model_sha256: str, batch_size
                 ],
             }
         )
-    sets = {}
+    sets: dict[str, int] = {}
     for row in rows:
         sets[row.set] = sets.get(row.set, 0) + 1
     return {
@@ -223,7 +224,13 @@ def build_errors(model, tokenizer, sets: dict[str, list[Row]], model_sha256: str
     for i, row in enumerate(rows):
         counts[row.set]["rows"] += 1
         counts[row.set]["wrong"] += int(int(predicted[i]) != row.label)
-    data = {"model_sha256": model_sha256, "label_names": list(names), "sets": counts, "left_out": 0, "errors": errors}
+    data: dict[str, Any] = {
+        "model_sha256": model_sha256,
+        "label_names": list(names),
+        "sets": counts,
+        "left_out": 0,
+        "errors": errors,
+    }
     size = len(json.dumps(data, ensure_ascii=False).encode())
     while size > max_bytes and data["errors"]:
         dropped = data["errors"].pop()

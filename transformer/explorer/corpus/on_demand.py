@@ -77,6 +77,8 @@ class ModelArtifact:
             if data is not None:
                 return data
             sha = model_identity()[1]
+            if self.build is None:
+                raise RuntimeError(f"{self.name} is only ever read: nothing computes it")
             with runner.stoppable():  # a cancelled event's computation stops at its next pass, and keeps nothing
                 data = self.build(sha or "unknown")
             model_files.cache_artifact(self.name, data)

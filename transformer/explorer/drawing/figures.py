@@ -182,13 +182,15 @@ def cell_colour(value: float, colourscale: Sequence, zmin: float, zmax: float) -
     """The sRGB colour (0 to 1 each) plotly paints a cell of ``value``: clipped to [zmin, zmax], interpolated."""
     share = 0.5 if zmax == zmin else min(max((value - zmin) / (zmax - zmin), 0.0), 1.0)
     rgb = plotly.colors.sample_colorscale([list(stop) for stop in colourscale], [share], colortype="tuple")[0]
-    return tuple(float(channel) for channel in rgb)
+    red, green, blue = (float(channel) for channel in rgb)
+    return red, green, blue
 
 
 def dark_colour(rgb: Sequence[float]) -> tuple[float, float, float]:
     """The colour the dark theme shows for ``rgb``: ``theme``'s invert(1) then hue-rotate(180deg) filter."""
     inverted = 1.0 - np.asarray(rgb, dtype=float)
-    return tuple(float(channel) for channel in np.clip(_HUE_ROTATE_180 @ inverted, 0.0, 1.0))
+    red, green, blue = (float(channel) for channel in np.clip(_HUE_ROTATE_180 @ inverted, 0.0, 1.0))
+    return red, green, blue
 
 
 def luminance(rgb: Sequence[float]) -> float:

@@ -12,9 +12,8 @@ import gradio as gr
 from .. import inputs, runner
 from ..analysis import Analysis
 from ..drawing.colour import LEAVE_OUT, SCALES
-from ..registry import Reading, Registry, head_choices
+from ..registry import MAX_DIMS, Reading, Registry, default_dims, head_choices
 from ..serving.link_store import load_link
-from ..views import positional_encoding
 from .address import GRADIO_VIEWS, LINK_PARAM, address
 from .page import show_text
 
@@ -35,8 +34,8 @@ def _page_choices(value, allowed: list, default: list, most: int | None = None) 
 
 def page_dims(dims, model) -> list[int]:
     """The page's positional-encoding dimensions when they are the dropdown's choices (at most 8), else the default."""
-    allowed, default = list(range(model.d_model)), positional_encoding.default_dims(model)
-    return _page_choices(dims, allowed, default, most=positional_encoding.MAX_DIMS)
+    allowed, default = list(range(model.d_model)), default_dims(model)
+    return _page_choices(dims, allowed, default, most=MAX_DIMS)
 
 
 def restore_view(

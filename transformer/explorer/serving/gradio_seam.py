@@ -7,7 +7,7 @@ really called on a request), so that an upgrade fails there, in one line naming 
 replaced method that is no longer called guards nothing. ``tests/codebase/test_codebase.py`` checks that no other
 module of ``transformer/`` names these internals.
 
-Checked on Gradio ``CHECKED_ON``. The seams:
+Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no later release). The seams:
 
 - **The queue** (``queue_of``: ``Blocks._queue``). The guard, admission and the fair queue read the running app's
   queue: which events wait and run, whose they are, which answers wait unread. Gradio's public API bounds a queue
@@ -66,7 +66,9 @@ __all__ = [
     "use_session_store",
 ]
 
-CHECKED_ON = ("6.31.0",)  # the Gradio versions each seam's shape was checked on (the contract test)
+# The Gradio versions each seam's shape was checked on (the contract test): 6.31.0, the pin; 6.30.0, the release
+# before it (its wheel alone on PYTHONPATH: the contract test and the fair queue's, sessions' and API page's pass).
+CHECKED_ON = ("6.30.0", "6.31.0")
 
 
 def queue_of(blocks) -> Any | None:

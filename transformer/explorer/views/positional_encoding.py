@@ -23,27 +23,6 @@ from ..analysis import Analysis
 from ..drawing.figures import ENCODING_COLORS, TEMPLATE, token_labels
 from ..registry import Drawing, Page, PageValues, View
 
-MAX_DIMS = 8  # positional-encoding dimensions drawn at once
-
-
-def default_dims(model) -> list[int]:
-    """The dimensions shown at first: sines whose wavelengths (2π·10000^(dim/D)) span a sentence to a
-    paragraph, and the first one's cosine."""
-    sines = {2 * round(model.d_model * fraction / 2) for fraction in (0.1, 0.2, 0.35)}
-    return sorted(dim for dim in sines | {min(sines) + 1} if dim < model.d_model)
-
-
-def dims_control(model) -> gr.Dropdown:
-    """The dimensions dropdown, made unrendered: the page's analysis step reads it, this tab places it."""
-    return gr.Dropdown(
-        list(range(model.d_model)),
-        value=default_dims(model),
-        multiselect=True,
-        max_choices=MAX_DIMS,
-        label="Dimensions",
-        render=False,
-    )
-
 
 def show_positions(result: Analysis | None, dims: list[int] | None) -> go.Figure:
     """Redraw the curves for the chosen dimensions, marking the kept analysis's tokens."""
