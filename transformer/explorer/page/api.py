@@ -25,7 +25,9 @@ def predict(text: str) -> dict:
         text: the text to classify (at most 10,000 characters; the model reads its first max_len tokens).
 
     Returns:
-        {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...]}.
+        {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...],
+        "clear": false when the model has no clear opinion, its two likeliest classes less than 0.2 apart (for
+        two classes, a probability between 0.4 and 0.6), else true}.
     """
     return payloads.label_payload(runner.read_for_api(text))
 
