@@ -67,11 +67,16 @@ def test_the_token_embeddings_tab_draws_a_hub_model(hub_model_dirs, monkeypatch,
 
 
 def test_the_positional_encoding_tab_says_which_table_it_draws():
-    assert "√16" in positional_encoding.explanation(tiny_model()) and "learned" not in positional_encoding.explanation(
-        tiny_model()
-    )
+    assert "learned" not in positional_encoding.explanation(tiny_model())
     learned = positional_encoding.explanation(OTHER)
     assert "learned its table" in learned and "512 positions × 32 dimensions" in learned
+
+
+@pytest.mark.parametrize(("scaled", "said"), [(False, "unscaled: this model has no √d_model"), (True, "scaled by √16")])
+def test_the_positional_encoding_tab_says_what_the_model_does_to_the_embedding(scaled, said):
+    """Issue 53: the tab said "scaled by √128" of the shipped model, whose config has ``embedding_scale: false``."""
+    explained = positional_encoding.explanation(tiny_model(embedding_scale=scaled))
+    assert said in explained and ("√16" in explained) is scaled
 
 
 def test_rollout_and_attention_are_read_for_what_the_classifier_pools(hub_model_dirs):
