@@ -141,6 +141,8 @@ def show_compare(
             kept_b = runner.run_model(text_b)
         except EmptyInputError:
             return None, None, None, None, None, "<p>Type a second sentence to compare with.</p>", None
+        except runner.JobCancelled:  # the tab keeps what it showed (``events.PageParts.long_job``)
+            raise
         except InputError as error:
             raise runner.user_error(error) from None
     with runner.clear_errors():

@@ -99,6 +99,8 @@ def patching_view(model, tokenizer, result: Analysis, text_b: str = "", directio
     ids_b = torch.tensor([encoding_b.ids[:n_b]], device=ids_a.device)  # (1, N)
     try:
         patching = activation_patching(model, ids_a, ids_b, direction)
+    except InputError:  # a job cancelled or past its deadline (``runner.check_deadline``): said as it is
+        raise
     except ValueError as error:  # the same logit difference: nothing to restore
         raise InputError(f"Cannot patch these two sentences: {error}.") from None
     tokens, source = (result.tokens, tokens_b) if direction == "b_into_a" else (tokens_b, result.tokens)
@@ -151,6 +153,8 @@ def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) 
         kept = runner.kept_view(kept, patching_view, result_a, text_b=text_b, direction=direction)
     except EmptyInputError:
         return "<p>Type two sentences with the same number of tokens.</p>", None, None, None, kept
+    except runner.JobCancelled:  # the tab keeps what it showed (``events.PageParts.long_job``)
+        raise
     except InputError as error:  # its message is HTML already, the caller's values in it escaped (``inputs.shown``)
         return f"<p>{error}</p>", None, None, None, kept
     except gr.Error as error:  # what ``runner.kept_view`` says of text or controls it cannot use
