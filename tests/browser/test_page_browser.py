@@ -417,3 +417,14 @@ def test_keys_typed_as_the_load_ends_stay_and_analyze_reads_the_whole_box(browse
         assert all(word in page.locator("#tokens").text_content() for word in ("dull", "film", "journey"))
     finally:
         context.close()
+
+
+def test_the_api_page_opens_each_parameter_with_its_own_description(page, url):
+    """Issue 53: Gradio's API page began every parameter with "The input value that is provided in the "text" Api
+    component."; each now reads as its docstring's sentence (``page.js``'s ``plainApiDocs``)."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.get_by_text("Use via API").first.click()
+    docs = page.locator(".api-docs")
+    docs.get_by_text("The text to classify").first.wait_for()
+    assert "input value that is provided" not in docs.inner_text()

@@ -257,6 +257,21 @@
         }
     }
     nameGroups.count = 0;
+
+    // Gradio's API page opens each parameter's description with "The input value that is provided in the "text" Api
+    // component."; the description (from the endpoint's docstring, explorer/page/api.py) says it better alone.
+    const GRADIO_PARAMETER = /The input value that is provided in the "[^"]*"\s+\S*\s+component\.\s*(\S?)/;
+    function plainApiDocs() {
+        const docs = document.querySelector(".api-docs");
+        if (!docs) return;
+        const texts = document.createTreeWalker(docs, NodeFilter.SHOW_TEXT);
+        while (texts.nextNode()) {
+            const text = texts.currentNode;
+            if (GRADIO_PARAMETER.test(text.data)) {
+                text.data = text.data.replace(GRADIO_PARAMETER, (_, first) => first.toUpperCase());
+            }
+        }
+    }
     let naming = false;
     new MutationObserver(() => {
         if (naming) return;
@@ -264,6 +279,7 @@
         requestAnimationFrame(() => {
             naming = false;
             nameGroups();
+            plainApiDocs();
         });
     }).observe(document.documentElement, {childList: true, subtree: true});
 
