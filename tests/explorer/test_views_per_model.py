@@ -59,7 +59,8 @@ def test_the_token_embeddings_tab_draws_a_hub_model(hub_model_dirs, monkeypatch,
     loaded = load_model(hub_model_dirs[family], device="cpu")
     monkeypatch.setattr(runner, "get_model", lambda: (loaded, None))
     result = analysis.analyze(loaded.model, loaded.tokenizer, "a wonderful film")
-    summary, figure, kept = token_embeddings.show_embeddings(result, None)
+    summary, shown, kept = token_embeddings.show_embeddings(result, None)
+    figure = shown["value"]
     assert "does not apply" not in summary and "cosine similarity" in summary
     assert len(figure.data) == loaded.model.num_layers + 1  # one map per stage, the embedding layer's first
     assert kept[1].coordinates.shape == (loaded.model.num_layers + 1, len(result.tokens), 2)
