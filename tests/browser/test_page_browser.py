@@ -345,7 +345,7 @@ def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_
         assert selected.text_content().strip() == "Rollout"
         assert page.locator("#sentence textarea").input_value() == "a charming journey"
         assert "positive" in page.locator("#prediction").text_content()
-        assert page.locator(".toast-body", has_text="layer (not allowed here)").count() == 1  # said, in one line
+        assert page.locator(".toast-body", has_text="“Layer” is not allowed here").count() == 1  # said, in one line
         assert "Error" not in page.locator("#prediction").text_content()
     finally:
         context.close()

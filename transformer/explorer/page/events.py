@@ -235,7 +235,8 @@ class PageParts:
         values |= {control: control.value for control in defaults}  # each view's own text keeps the page's
         for name, value in restore_controls(registry, values.get(self.page.result), request).items():
             values[self.url_controls[name]] = value
-        if lost := unrestored(registry, values.get(self.page.result), request):
+        labels = {name: control.label for name, control in self.url_controls.items() if control.label}
+        if lost := unrestored(registry, values.get(self.page.result), request, labels):
             gr.Warning(lost, title="Not everything in this link was restored")
         view = values[self.current_view]
         drawing = self.drawings[view]

@@ -7,6 +7,8 @@ else the page's when that is, else the control's default: never echoed in an err
 
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
 from .. import inputs, runner
@@ -87,10 +89,13 @@ def page_readers(registry: Registry, model) -> dict:
     }
 
 
-def unrestored(registry: Registry, result: Analysis | None, request: gr.Request | None) -> str:
+def unrestored(
+    registry: Registry, result: Analysis | None, request: gr.Request | None, labels: dict[str, str] | None = None
+) -> str:
     """One line naming what the address asked for that the page could not restore ("" when nothing): an
-    unknown or expired ``?link=``, and each parameter whose value is not allowed (named, never echoed).
-    Gradio's own ``?view=api`` is not the app's to read."""
+    unknown or expired ``?link=``, and each parameter whose value is not allowed, in the page's words (its control's
+    ``labels``, never the address's name for it, never its value). Gradio's own ``?view=api`` is not the app's
+    to read."""
     sent = dict(request.query_params) if request is not None else {}
     params = address(request)
     model = runner.get_model()[0].model
@@ -101,13 +106,36 @@ def unrestored(registry: Registry, result: Analysis | None, request: gr.Request 
     }
     names = [name for name, value in params.items() if name in read and read[name](value, reading) is None]
     names = [name for name in names if not (name == "view" and params[name] in GRADIO_VIEWS)]
-    lost = (
-        ["the shared link (unknown or expired)"] if LINK_PARAM in sent and load_link(sent[LINK_PARAM]) is None else []
+    said = (
+        ["The shared link is unknown or has expired."]
+        if LINK_PARAM in sent and load_link(sent[LINK_PARAM]) is None
+        else []
     )
-    lost += [f"{', '.join(names)} (not allowed here)"] if names else []
-    return (
-        f"This link's {' and '.join(lost)} could not be restored; the page shows the defaults instead." if lost else ""
-    )
+    if names:
+        settings = listed([described(registry, name, labels or {}) for name in names])
+        one = len(names) == 1
+        said.append(
+            f"{settings[0].upper()}{settings[1:]} {'is' if one else 'are'} not allowed here, so the page shows "
+            f"{'its' if one else 'their'} default."
+        )
+    return " ".join(said)
+
+
+PLAIN_NAMES = {"view": "the tab", "text": "the sentence"}  # the page's parameters without a label of their own
+
+
+def described(registry: Registry, name: str, labels: dict[str, str]) -> str:
+    """An address parameter as the page shows it: its control's label (less any note in brackets), and its tab."""
+    if name in PLAIN_NAMES:
+        return PLAIN_NAMES[name]
+    label = "“" + re.sub(r"\s*\(.*\)$", "", labels.get(name) or name.replace("_", " ")) + "”"
+    owner = next((view.title for view in registry.views if name in registry.view_params.get(view.id, [])), None)
+    return f"the {owner} tab's {label}" if owner else f"the page's {label}"
+
+
+def listed(items: list[str]) -> str:
+    """``items`` in a sentence: "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
 
 
 def restore_controls(registry: Registry, result: Analysis | None, request: gr.Request | None) -> dict[str, object]:
