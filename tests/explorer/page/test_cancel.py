@@ -182,7 +182,7 @@ def test_a_heavy_tabs_draws_have_a_progress_bar_and_its_cancel_button_cancels_ea
     assert set(cancelling.cancels) == long
     running = parts.running[view]  # whether the job's answer is still to come: the click reads it
     (said,) = [fn for fn in fns.values() if fn.name == "cancelled" and (cancel._id, "click") in fn.targets]
-    assert said.inputs == [running] and running in said.outputs
+    assert said.inputs == [running, *parts.kept_state(view)] and running in said.outputs
     for index in long:
         shown = fns[fns[index].trigger_after]
         assert shown.name in ("show_cancel", "show_cancel_on_open") and not shown.queue
@@ -346,3 +346,17 @@ def test_cancel_stops_a_patching_job_frees_its_worker_and_it_runs_again(app, slo
     assert again.success and "logit(" in again.data[0], again
     assert len(passes) > at_cancel + 2  # the whole job: more passes than ran before the cancel
     caller.close()
+
+
+def test_after_cancel_the_controls_say_what_the_shown_result_was_made_with(app, result):
+    """Issue 53: the steps box said 128 after a cancelled run while the result shown said 32. A click that cancels
+    nothing (the answer came first) leaves the controls as they are."""
+    parts = app_parts(app)
+    drawing = parts.drawings["attributions"]
+    (kept_state,) = parts.kept_state("attributions")
+    values = {block: block.value for block in drawing.inputs} | {parts.page.result: result}
+    kept = drawing.draw(values | {drawing.controls["steps"]: 4})[kept_state]  # the result on screen: 4 steps
+    said = parts.cancelled("attributions", True, kept)  # a run at another number of steps, cancelled
+    assert said[drawing.controls["steps"]] == 4 and said[drawing.controls["baseline"]] == "pad"
+    assert drawing.controls["steps"] not in parts.cancelled("attributions", False, kept)
+    assert drawing.controls["steps"] not in parts.cancelled("attributions", True, None)  # nothing shown yet

@@ -169,15 +169,22 @@ class PageParts:
         """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden, no job running."""
         return {self.drawings[view].cancel: gr.update(visible=False)} | self.job_running(view, False)
 
-    def cancelled(self, view: str, running: bool = True) -> dict:
+    def cancelled(self, view: str, running: bool = True, kept=None) -> dict:
         """The Cancel button pressed: it is hidden and the tab shows what it showed before. Where the job's answer
-        had not come (``running``), the view's line says in one line that the new computation was cancelled (its
-        controls are as they were, so it can be run again); an answer that came first stays, with no such line. The
-        button shows only on its tab, so the tab is on screen even where a tab's opening was cancelled before
-        ``open_view`` said so."""
+        had not come (``running``), the view's line says in one line that the new computation was cancelled, and
+        the controls go back to what that result was made with (the view's ``kept`` state), so the two agree (the
+        steps said 128 above a result of 32); an answer that came first stays, with no such line. The button shows
+        only on its tab, so the tab is on screen even where a tab's opening was cancelled before ``open_view`` said
+        so."""
         said = f"**{runner.CANCELLED}** The new computation was stopped; this tab shows what it showed before."
         shown = {self.failures[view]: gr.update(value=said, visible=True)} if running else {}
-        return self.hide_cancel(view) | shown | self.make_current(view)
+        controls = self.drawings[view].controls
+        kept_with = {controls[name]: value for name, value in runner.kept_controls(kept).items() if name in controls}
+        return self.hide_cancel(view) | shown | (kept_with if running else {}) | self.make_current(view)
+
+    def kept_state(self, view: str) -> list:
+        """The ``gr.State`` among ``view``'s inputs that keeps its shown result, if it has one."""
+        return [block for block in self.drawings[view].inputs if isinstance(block, gr.State)][-1:]
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -375,8 +382,10 @@ class LongJobs:
             return
         parts = self.parts
         outputs = [cancel, self.running, parts.failures[self.view], parts.current_view, parts.colour_controls]
+        outputs += list(parts.drawings[self.view].controls.values())  # back to what the shown result was made with
+        inputs = [self.running, *parts.kept_state(self.view)]
         cancelled = named(parts.cancelled, self.view)
-        cancel.click(cancelled, self.running, outputs, cancels=self.events, **PRIVATE, queue=False)
+        cancel.click(cancelled, inputs, outputs, cancels=self.events, **PRIVATE, queue=False)
 
 
 def skipped(updates: dict) -> dict:
