@@ -618,6 +618,11 @@ def test_reopening_a_tab_whose_long_computation_failed_runs_it_again(app, tiny_d
     [
         ({"view": "nonsense", "layer": "99"}, "The tab and the page's “Layer” are not allowed here"),
         ({"link": "0" * 32}, "The shared link is unknown or has expired."),
+        (  # issue 53: an address that left its text out (page.js) says so when opened
+            {"cut": "text,patch_b"},
+            "The sentence and the Patching tab's “Sentence B” were too long for the address and left out: a link "
+            "from “Copy link to this view” keeps them.",
+        ),
         (  # issue 53: said in the page's words, never the address's names (walk_layer, heads_off)
             {"view": "walkthrough", "walk_layer": "9", "heads_off": "L9 H9"},
             "The Walkthrough tab's “Layer” and the Head knockout tab's “Heads switched off” are not allowed here, "
@@ -632,7 +637,11 @@ def test_a_cold_link_says_in_one_line_what_it_could_not_restore(app, params, nam
     with warnings.catch_warnings(record=True) as said:
         warnings.simplefilter("always")
         values = cold_load(parts, text=SENTENCE, **params)
-    lines = [str(w.message) for w in said if any(part in str(w.message) for part in ("allowed here", "shared link"))]
+    lines = [
+        str(w.message)
+        for w in said
+        if any(part in str(w.message) for part in ("allowed here", "shared link", "address"))
+    ]
     assert values[parts.restored_text] == SENTENCE and set(shown_bars(values[parts.prediction])) == {
         "negative",
         "positive",
@@ -642,7 +651,7 @@ def test_a_cold_link_says_in_one_line_what_it_could_not_restore(app, params, nam
     else:
         (line,) = lines
         assert named in line and "\n" not in line and "99" not in line  # names the parameter, never echoes its value
-        assert not any(name in line for name in params if name not in ("view", "link")) and "link's" not in line
+        assert not any(name in line for name in params if name not in ("view", "link", "cut")) and "link's" not in line
 
 
 def test_no_table_caption_says_to_click_a_column_to_sort(app):

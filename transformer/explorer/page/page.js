@@ -167,13 +167,16 @@
 
     // Writes the address of `view` from `values` (see `writeAddress`) and returns `view`: its own parameters that
     // `names` lists are written, those of other views dropped. While one of Gradio's own pages is open (`?view=api`:
-    // the API page), the address is Gradio's: rewriting its `view` would close it.
+    // the API page), the address is Gradio's: rewriting its `view` would close it. A text too long for an address is
+    // left out and named in `cutParam`, so the address says so when opened (restore.py's `unrestored`).
     function setAddress(values, names, view) {
-        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, gradioViews} = explorerConfig;
+        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, cutParam, gradioViews} =
+            explorerConfig;
         const url = new URL(window.location.href);
         if (gradioViews.includes(url.searchParams.get("view"))) return view;
         url.searchParams.delete("deep_link");
         url.searchParams.delete(linkParam);
+        const cut = new Set((url.searchParams.get(cutParam) || "").split(",").filter(Boolean));
         for (const name of urlParams) {
             const kept = globalParams.includes(name) || (viewParams[view] || []).includes(name);
             if (kept && !names.includes(name)) continue;
@@ -185,7 +188,14 @@
             } else {
                 url.searchParams.delete(name);
             }
+            if (kept && names.includes(name)) {
+                if (fits) cut.delete(name);
+                else if (shown.trim()) cut.add(name);
+            }
+            if (!kept) cut.delete(name);
         }
+        if (cut.size) url.searchParams.set(cutParam, [...cut].join(","));
+        else url.searchParams.delete(cutParam);
         window.history.replaceState(window.history.state, "", url);
         return view;
     }
