@@ -335,3 +335,14 @@ def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_st
             assert tab.locator("#sentence textarea").input_value() == CRASHED
             assert tab.locator(".toast-body").count() == 0, tab.locator(".toast-body").all_text_contents()
             tab.close()
+
+
+def test_the_table_of_ids_shows_the_page_behind_its_text_in_either_theme():
+    """Issue 53: in the dark theme the table was white cells under near-white text (the theme colours the text)."""
+    model = tiny_model()
+    walk = walk_through(model, torch.tensor([[1, 2, 3]]))
+    (table,) = walkthrough.STEPS[0].values(walk, ["a", "b", "c"], 0, 0).data
+    alpha = [
+        float(colour.rsplit(",", 1)[1].rstrip(")")) for colour in (table.cells.fill.color, table.header.fill.color)
+    ]
+    assert alpha[0] == 0 and alpha[1] <= 0.2  # no cell fill; a faint header on light and dark pages alike
