@@ -428,3 +428,20 @@ def test_the_api_page_opens_each_parameter_with_its_own_description(page, url):
     docs = page.locator(".api-docs")
     docs.get_by_text("The text to classify").first.wait_for()
     assert "input value that is provided" not in docs.inner_text()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_analyze_button_and_the_footer_take_the_style_sheets_colours(browser, url, theme):
+    """Issue 53: the style sheet's colours win over Gradio's theme in the page itself (its contrast is checked in
+    tests/explorer/drawing/test_figure_contrast.py)."""
+    context, page = fresh_page(browser, url, f"?__theme={theme}")
+    try:
+        page.locator("#analyze").wait_for()
+        colours = page.evaluate(
+            """() => [getComputedStyle(document.querySelector('#analyze')).backgroundColor,
+                      getComputedStyle(document.querySelector('footer')).color]"""
+        )
+        assert colours[0] == "rgb(194, 65, 12)"
+        assert colours[1] == ("rgb(82, 82, 91)" if theme == "light" else "rgb(187, 187, 194)")
+    finally:
+        context.close()
