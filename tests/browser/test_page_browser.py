@@ -445,3 +445,19 @@ def test_the_analyze_button_and_the_footer_take_the_style_sheets_colours(browser
         assert colours[1] == ("rgb(82, 82, 91)" if theme == "light" else "rgb(187, 187, 194)")
     finally:
         context.close()
+
+
+def test_the_colour_bar_keeps_its_colours_after_the_address_changes_and_a_resize(page, url):
+    """Issue 53: after Analyze rewrote the address, a resize redrew the Attention colour bar white (its gradient
+    pointed at the address of the figure's first draw: ``page.js``'s ``followAddress``)."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.locator("#sentence textarea").fill("a charming journey")
+    page.locator("#analyze").click()
+    wait_for_heatmap_with(page, "charming")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('text') === 'a charming journey'")
+    page.set_viewport_size({"width": 900, "height": 800})
+    page.wait_for_timeout(500)  # plotly redraws on the window's resize
+    fill = page.evaluate("() => document.querySelector('#attention-heatmap .colorbar .cbfill')?.style.fill || ''")
+    here = page.evaluate("() => location.href.split('#')[0]")
+    assert "url(" in fill and here in fill, (fill, here)

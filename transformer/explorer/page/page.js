@@ -196,8 +196,27 @@
         }
         if (cut.size) url.searchParams.set(cutParam, [...cut].join(","));
         else url.searchParams.delete(cutParam);
+        const before = window.location.href.split("#")[0];
         window.history.replaceState(window.history.state, "", url);
+        followAddress(before, window.location.href.split("#")[0]);
         return view;
+    }
+
+    // Under Gradio's <base>, plotly points each gradient (a colour bar's fill) and clip path at the page's address as
+    // it was at the figure's first draw (`gd._context._baseUrl`), and keeps that address for every redraw: once the
+    // address changes, a resize redraws the colour bar white. Each figure follows the new address, as do the
+    // references it has drawn.
+    function followAddress(before, after) {
+        if (before === after) return;
+        for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+            if (gd._context?._baseUrl === before) gd._context._baseUrl = after;
+            for (const element of gd.querySelectorAll("[style*='url('], [clip-path*='url(']")) {
+                for (const name of ["style", "clip-path"]) {
+                    const value = element.getAttribute(name);
+                    if (value?.includes(before)) element.setAttribute(name, value.split(before).join(after));
+                }
+            }
+        }
     }
 
     // The view whose tab is selected, or undefined before the tabs mount.
