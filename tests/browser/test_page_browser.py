@@ -461,3 +461,28 @@ def test_the_colour_bar_keeps_its_colours_after_the_address_changes_and_a_resize
     fill = page.evaluate("() => document.querySelector('#attention-heatmap .colorbar .cbfill')?.style.fill || ''")
     here = page.evaluate("() => location.href.split('#')[0]")
     assert "url(" in fill and here in fill, (fill, here)
+
+
+def test_the_tab_bar_and_a_radio_group_are_one_tab_stop_each_moved_by_arrow_keys(page, url):
+    """Issue 53: each of 17 tabs and every radio option was its own Tab stop (about 34 presses to reach the Attention
+    controls) and arrow keys did not move between tabs. WAI-ARIA's patterns: one stop each, arrows select."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    stops = "(css) => [...document.querySelectorAll(css)].filter((e) => e.tabIndex === 0).length"
+    page.wait_for_function(f"() => ({stops})('#views [role=tab]') === 1")
+    selected = page.locator('#views [role="tab"][aria-selected="true"]')
+    first = selected.text_content().strip()
+    selected.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "(t) => document.activeElement?.getAttribute('aria-selected') === 'true' && "
+        "document.activeElement.textContent.trim() !== t",
+        arg=first,
+    )
+    page.keyboard.press("Home")
+    page.wait_for_function("(t) => document.activeElement?.textContent.trim() === t", arg=first)
+    assert page.evaluate(stops, "#layer input[type=radio]") == 1
+    page.locator("#layer input[type=radio]:checked").focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_heatmap_with(page, "Layer 2")
+    assert page.evaluate(stops, "#layer input[type=radio]") == 1

@@ -309,8 +309,45 @@
             naming = false;
             nameGroups();
             plainApiDocs();
+            rovingStops();
         });
     }).observe(document.documentElement, {childList: true, subtree: true});
+
+    // The keyboard, as WAI-ARIA's tabs and radio group patterns say: the tab bar and each radio group are one Tab
+    // stop (the selected tab, the checked option), and the arrow keys, Home and End move within them and select.
+    // Gradio gives each tab and each radio option a Tab stop of its own (a radio's name is its own), so reaching the
+    // Attention controls took about 34 presses.
+    const STEP_KEYS = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
+    const TAB = '#views [role="tablist"] [role="tab"]', OPTION = 'fieldset[role="radiogroup"] input[type="radio"]';
+    function rovingStops() {
+        for (const list of document.querySelectorAll('#views [role="tablist"]')) {
+            roving([...list.querySelectorAll('[role="tab"]')], (tab) => tab.getAttribute("aria-selected") === "true");
+        }
+        for (const group of document.querySelectorAll('fieldset[role="radiogroup"]')) {
+            roving([...group.querySelectorAll('input[type="radio"]')], (option) => option.checked);
+        }
+    }
+    function roving(items, current) {
+        const stop = items.find(current) || items[0];
+        for (const item of items) item.tabIndex = item === stop ? 0 : -1;
+    }
+    function siblings(item) {
+        if (item.matches?.(TAB)) return [...item.closest('[role="tablist"]').querySelectorAll('[role="tab"]')];
+        if (item.matches?.(OPTION)) return [...item.closest("fieldset").querySelectorAll('input[type="radio"]')];
+        return null;
+    }
+    document.addEventListener("keydown", (event) => {
+        const items = siblings(event.target);
+        const at = items ? items.indexOf(event.target) : -1;
+        const to = event.key in STEP_KEYS ? (at + STEP_KEYS[event.key] + items.length) % items.length
+            : {Home: 0, End: items?.length - 1}[event.key];
+        if (at < 0 || to === undefined || event.altKey || event.ctrlKey || event.metaKey) return;
+        event.preventDefault();
+        items[to].focus();
+        items[to].click();
+        roving(items, (item) => item === items[to]);
+    }, true);
+    document.addEventListener("change", rovingStops, true); // a click on a radio option moves its group's stop
 
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {
