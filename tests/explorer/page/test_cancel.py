@@ -277,7 +277,8 @@ def long_draw(parts, view: str, values: dict, cancel_at: int | None) -> dict:
         LocalContext.event_id.set("event-1")
         return parts.long_job(view, draw, values)
 
-    handle = cancelled_at(parts.page.model, None if cancel_at in (None, 0) else cancel_at)
+    model = runner.get_model()[0].model  # the model the job runs (a module before may have loaded it again)
+    handle = cancelled_at(model, None if cancel_at in (None, 0) else cancel_at)
     try:
         return contextvars.copy_context().run(run)
     finally:
