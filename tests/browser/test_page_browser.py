@@ -486,3 +486,21 @@ def test_the_tab_bar_and_a_radio_group_are_one_tab_stop_each_moved_by_arrow_keys
     page.keyboard.press("ArrowRight")
     wait_for_heatmap_with(page, "Layer 2")
     assert page.evaluate(stops, "#layer input[type=radio]") == 1
+
+
+def test_a_table_wider_than_a_phone_scrolls_in_its_box_and_shows_it(browser, url):
+    """Issue 53: on a phone the Head knockout table showed 2 of its 4 columns with no sign that it scrolls; it is its
+    own scroll box with a shadow at the edge that has more (theme.py's ``_TABLES``)."""
+    context, page = fresh_page(
+        browser, url, "?text=a+wonderful+journey&view=knockout", viewport={"width": 390, "height": 844}
+    )
+    try:
+        table = page.locator("#knockout-summary table")
+        table.wait_for()
+        look = table.evaluate(
+            "(t) => [getComputedStyle(t).overflowX, getComputedStyle(t).backgroundImage, t.scrollWidth, t.clientWidth]"
+        )
+        assert look[0] == "auto" and look[1].count("radial-gradient") == 2, look
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 391  # the page itself never scrolls
+    finally:
+        context.close()

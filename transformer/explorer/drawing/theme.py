@@ -56,8 +56,15 @@ _CONTRAST = f"""
 """
 # Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
 # A view's own HTML table (Head knockout, Token perturbation, Compare, faithfulness, Behaviour) is its own scroll box.
+# A table wider than its box shows a shadow at the edge it scrolls on (the shadows scroll with the box, the covers
+# with the table: "scroll shadows"), so a phone's two visible columns say there are more.
 _TABLES = """
-#views .prose table { display: block; max-width: 100%; overflow-x: auto; }
+#views .prose table { display: block; max-width: 100%; overflow-x: auto;
+  background:
+    linear-gradient(to right, var(--background-fill-primary) 30%, transparent) left / 24px 100% no-repeat local,
+    linear-gradient(to left, var(--background-fill-primary) 30%, transparent) right / 24px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), transparent) left / 12px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), transparent) right / 12px 100% no-repeat scroll; }
 #atlas-table .table-container { overflow-x: auto; }
 #atlas-table .virtual-table-viewport { max-width: 100%; overflow-x: auto; }
 :is(#atlas-table, #errors-table) thead :is(th, th *) { word-break: normal; overflow-wrap: normal; }
