@@ -28,6 +28,7 @@ from transformer.explorer.page import events, launch
 from transformer.explorer.page.api import serve_endpoints
 from transformer.explorer.page.events import PageParts
 from transformer.explorer.page.launch import DELETE_CACHE, configure_events
+from transformer.explorer.page.page import prediction_box
 from transformer.explorer.registry import Page, Registry, dims_control, head_choices, layer_choices
 from transformer.explorer.runner import get_model, get_second_model
 from transformer.explorer.serving.sessions import release_on_unload
@@ -105,7 +106,7 @@ def lay_out_page(model, registry: Registry = REGISTRY) -> PageParts:
     examples = gr.Examples(EXAMPLES, inputs=[text_box], label="Or try one of these", api_visibility="private")
     notice = gr.Markdown(elem_id="notice")
     with gr.Row():
-        prediction = gr.Label(label="Prediction", elem_id="prediction", scale=1)
+        prediction = prediction_box(label="Prediction", elem_id="prediction", scale=1)
         tokens_view = gr.HighlightedText(
             label="Tokens the model reads: position, and the token where it differs from your text",
             show_legend=False,

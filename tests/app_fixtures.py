@@ -72,6 +72,13 @@ def ids_of(result) -> torch.Tensor:
     return torch.tensor([result.token_ids])
 
 
+def shown_bars(prediction) -> dict[str, float]:
+    """{class: probability} of the page's prediction as ``gr.Label`` shows it, under any heading."""
+    from transformer.explorer.page.page import prediction_box  # imported once the model's settings are made
+
+    return {bar.label: bar.confidence for bar in prediction_box().postprocess(prediction).confidences}
+
+
 def close(values, expected, atol=2e-6):
     """API numbers are rounded to 6 decimals."""
     np.testing.assert_allclose(np.array(values, dtype=np.float64), np.asarray(expected, dtype=np.float64), atol=atol)

@@ -104,6 +104,8 @@ def test_copied_link_reproduces_the_view(page, url, tmp_path, monkeypatch, words
     wait_for_heatmap_with(page, "Layer 1, mean of all heads", "funny")
     # The address is rewritten once the page-load steps finish; on busy cores that can trail the heatmap.
     page.wait_for_function("() => new URL(location.href).searchParams.get('head') === 'mean'")
+    cut = page.evaluate("() => new URL(location.href).searchParams.get('cut')")  # issue 53: the address says so
+    assert cut == (None if words == 1 else "text")
     before = page.evaluate("() => navigator.clipboard.readText()")  # the page is shared: an earlier case's link
     page.get_by_role("button", name="Copy link to this view").click()
     link = copied_text(page, before)

@@ -346,7 +346,7 @@ def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_
         assert selected.text_content().strip() == "Rollout"
         assert page.locator("#sentence textarea").input_value() == "a charming journey"
         assert "positive" in page.locator("#prediction").text_content()
-        assert page.locator(".toast-body", has_text="layer (not allowed here)").count() == 1  # said, in one line
+        assert page.locator(".toast-body", has_text="“Layer” is not allowed here").count() == 1  # said, in one line
         assert "Error" not in page.locator("#prediction").text_content()
     finally:
         context.close()
@@ -416,5 +416,92 @@ def test_keys_typed_as_the_load_ends_stay_and_analyze_reads_the_whole_box(browse
         page.locator("#analyze").click()
         wait_for_heatmap_with(page, "dull", "film", "journey")
         assert all(word in page.locator("#tokens").text_content() for word in ("dull", "film", "journey"))
+    finally:
+        context.close()
+
+
+def test_the_api_page_opens_each_parameter_with_its_own_description(page, url):
+    """Issue 53: Gradio's API page began every parameter with "The input value that is provided in the "text" Api
+    component."; each now reads as its docstring's sentence (``page.js``'s ``plainApiDocs``)."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.get_by_text("Use via API").first.click()
+    docs = page.locator(".api-docs")
+    docs.get_by_text("The text to classify").first.wait_for()
+    assert "input value that is provided" not in docs.inner_text()
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_analyze_button_and_the_footer_take_the_style_sheets_colours(browser, url, theme):
+    """Issue 53: the style sheet's colours win over Gradio's theme in the page itself (its contrast is checked in
+    tests/explorer/drawing/test_figure_contrast.py)."""
+    context, page = fresh_page(browser, url, f"?__theme={theme}")
+    try:
+        page.locator("#analyze").wait_for()
+        colours = page.evaluate(
+            """() => [getComputedStyle(document.querySelector('#analyze')).backgroundColor,
+                      getComputedStyle(document.querySelector('footer')).color]"""
+        )
+        assert colours[0] == "rgb(194, 65, 12)"
+        assert colours[1] == ("rgb(82, 82, 91)" if theme == "light" else "rgb(187, 187, 194)")
+    finally:
+        context.close()
+
+
+def test_the_colour_bar_keeps_its_colours_after_the_address_changes_and_a_resize(page, url):
+    """Issue 53: after Analyze rewrote the address, a resize redrew the Attention colour bar white (its gradient
+    pointed at the address of the figure's first draw: ``page.js``'s ``followAddress``)."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    page.locator("#sentence textarea").fill("a charming journey")
+    page.locator("#analyze").click()
+    wait_for_heatmap_with(page, "charming")
+    page.wait_for_function("() => new URL(location.href).searchParams.get('text') === 'a charming journey'")
+    page.set_viewport_size({"width": 900, "height": 800})
+    page.wait_for_timeout(500)  # plotly redraws on the window's resize
+    fill = page.evaluate("() => document.querySelector('#attention-heatmap .colorbar .cbfill')?.style.fill || ''")
+    here = page.evaluate("() => location.href.split('#')[0]")
+    assert "url(" in fill and here in fill, (fill, here)
+
+
+def test_the_tab_bar_and_a_radio_group_are_one_tab_stop_each_moved_by_arrow_keys(page, url):
+    """Issue 53: each of 17 tabs and every radio option was its own Tab stop (about 34 presses to reach the Attention
+    controls) and arrow keys did not move between tabs. WAI-ARIA's patterns: one stop each, arrows select."""
+    page.goto(url)
+    wait_for_heatmap_with(page)
+    stops = "(css) => [...document.querySelectorAll(css)].filter((e) => e.tabIndex === 0).length"
+    page.wait_for_function(f"() => ({stops})('#views [role=tab]') === 1")
+    selected = page.locator('#views [role="tab"][aria-selected="true"]')
+    first = selected.text_content().strip()
+    selected.focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "(t) => document.activeElement?.getAttribute('aria-selected') === 'true' && "
+        "document.activeElement.textContent.trim() !== t",
+        arg=first,
+    )
+    page.keyboard.press("Home")
+    page.wait_for_function("(t) => document.activeElement?.textContent.trim() === t", arg=first)
+    assert page.evaluate(stops, "#layer input[type=radio]") == 1
+    page.locator("#layer input[type=radio]:checked").focus()
+    page.keyboard.press("ArrowRight")
+    wait_for_heatmap_with(page, "Layer 2")
+    assert page.evaluate(stops, "#layer input[type=radio]") == 1
+
+
+def test_a_table_wider_than_a_phone_scrolls_in_its_box_and_shows_it(browser, url):
+    """Issue 53: on a phone the Head knockout table showed 2 of its 4 columns with no sign that it scrolls; it is its
+    own scroll box with a shadow at the edge that has more (theme.py's ``_TABLES``)."""
+    context, page = fresh_page(
+        browser, url, "?text=a+wonderful+journey&view=knockout", viewport={"width": 390, "height": 844}
+    )
+    try:
+        table = page.locator("#knockout-summary table")
+        table.wait_for()
+        look = table.evaluate(
+            "(t) => [getComputedStyle(t).overflowX, getComputedStyle(t).backgroundImage, t.scrollWidth, t.clientWidth]"
+        )
+        assert look[0] == "auto" and look[1].count("radial-gradient") == 2, look
+        assert page.evaluate("() => document.documentElement.scrollWidth") <= 391  # the page itself never scrolls
     finally:
         context.close()

@@ -1,5 +1,6 @@
 """Reading one sentence: one tokenization, one model call, truncation with a notice, plain payloads."""
 
+import dataclasses
 import json
 import types
 
@@ -245,3 +246,14 @@ def test_model_status_names_the_model_and_escapes_the_note(model, tmp_path):
         assert part in line
     hub = types.SimpleNamespace(model=model, source="someone/sentiment", revision=None, device="cuda:0", metrics={})
     assert "revision main" in status.model_status(hub) and "mean dev accuracy n/a" in status.model_status(hub)
+
+
+@pytest.mark.parametrize(
+    ("probabilities", "clear"), [([0.51, 0.49], False), ([0.41, 0.59], False), ([0.61, 0.39], True), ([0.0, 1.0], True)]
+)
+def test_predict_says_when_the_model_has_no_clear_opinion(model, tokenizer, probabilities, clear):
+    """Issue 53: within 0.1 of 0.5 the answer says so in a field added beside the old ones."""
+    result = dataclasses.replace(analysis.analyze(model, tokenizer, "a film"), probabilities=probabilities)
+    payload = payloads.label_payload(result)
+    assert payload["clear"] is clear
+    assert payload["label"] == payload["confidences"][0]["label"]  # the old fields as they were

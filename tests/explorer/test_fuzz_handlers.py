@@ -15,6 +15,7 @@ import json
 import gradio as gr
 import numpy as np
 import pytest
+from app_fixtures import shown_bars
 from fuzz_helpers import CAP, NORMAL_TEXT, any_json, hostile_int, hostile_text, is_clear_sentence, leaks
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -139,7 +140,7 @@ def test_show_text_draws_every_view_or_raises_a_clear_gr_error(app, loaded, text
         assert not text.strip() or not loaded.tokenizer.encode(text).ids
         assert is_clear_sentence(notice)
         return
-    assert set(prediction) == set(model.label_names)
+    assert set(shown_bars(prediction)) == set(model.label_names)
     assert spans == token_spans.token_spans(result)  # whose pieces the test above checks, truncated texts too
     assert (notice != "") == (result.notice is not None)
     assert grid is curves is None  # drawn when their tabs open

@@ -59,7 +59,8 @@ def test_the_token_embeddings_tab_draws_a_hub_model(hub_model_dirs, monkeypatch,
     loaded = load_model(hub_model_dirs[family], device="cpu")
     monkeypatch.setattr(runner, "get_model", lambda: (loaded, None))
     result = analysis.analyze(loaded.model, loaded.tokenizer, "a wonderful film")
-    summary, figure, kept = token_embeddings.show_embeddings(result, None)
+    summary, shown, kept = token_embeddings.show_embeddings(result, None)
+    figure = shown["value"]
     assert "does not apply" not in summary and "cosine similarity" in summary
     assert len(figure.data) == loaded.model.num_layers + 1  # one map per stage, the embedding layer's first
     assert kept[1].coordinates.shape == (loaded.model.num_layers + 1, len(result.tokens), 2)
@@ -67,11 +68,16 @@ def test_the_token_embeddings_tab_draws_a_hub_model(hub_model_dirs, monkeypatch,
 
 
 def test_the_positional_encoding_tab_says_which_table_it_draws():
-    assert "√16" in positional_encoding.explanation(tiny_model()) and "learned" not in positional_encoding.explanation(
-        tiny_model()
-    )
+    assert "learned" not in positional_encoding.explanation(tiny_model())
     learned = positional_encoding.explanation(OTHER)
     assert "learned its table" in learned and "512 positions × 32 dimensions" in learned
+
+
+@pytest.mark.parametrize(("scaled", "said"), [(False, "unscaled: this model has no √d_model"), (True, "scaled by √16")])
+def test_the_positional_encoding_tab_says_what_the_model_does_to_the_embedding(scaled, said):
+    """Issue 53: the tab said "scaled by √128" of the shipped model, whose config has ``embedding_scale: false``."""
+    explained = positional_encoding.explanation(tiny_model(embedding_scale=scaled))
+    assert said in explained and ("√16" in explained) is scaled
 
 
 def test_rollout_and_attention_are_read_for_what_the_classifier_pools(hub_model_dirs):

@@ -23,6 +23,10 @@ from .inputs import InputError
 MAX_INPUT_CHARS = 10_000
 MAX_UNKNOWN_SHOWN = 5  # unknown pieces named in the notice; the token view marks every one
 MAX_PIECE_CHARS = 20  # an unknown piece longer than this is shortened in the notice
+# The two likeliest classes closer than this read as no clear opinion: for two classes, P within 0.1 of 0.5
+# (0.40 to 0.60), where the bundled model's neutral sentences about people fall (tests/model/test_bundled_model.py).
+NO_OPINION_MARGIN = 0.2
+NO_OPINION = "No clear opinion"
 
 
 class EmptyInputError(InputError):
@@ -100,6 +104,12 @@ class Analysis:
     def prediction(self) -> dict[str, float]:
         """Class name -> probability, the value ``gr.Label`` shows."""
         return dict(zip(self.label_names, self.probabilities, strict=True))
+
+    @property
+    def clear(self) -> bool:
+        """Whether the model leans one way: its two likeliest classes at least ``NO_OPINION_MARGIN`` apart."""
+        top, second = sorted(self.probabilities, reverse=True)[:2]
+        return top - second >= NO_OPINION_MARGIN
 
 
 def _code_span(piece: str) -> str:

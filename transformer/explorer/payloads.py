@@ -22,11 +22,14 @@ OTHER_FIELDS_BYTES = 200_000  # kept for the rest of an answer beside its maps (
 
 
 def label_payload(result: Analysis) -> dict:
-    """The ``/predict`` answer, in ``gr.Label``'s format: {"label", "confidences": [{"label", "confidence"}]}."""
+    """The ``/predict`` answer, in ``gr.Label``'s format: {"label", "confidences": [{"label", "confidence"}]}, and
+    "clear": false where the model has no clear opinion (``Analysis.clear``), a field added for old callers to
+    ignore."""
     ranked = sorted(result.prediction.items(), key=lambda item: item[1], reverse=True)
     return {
         "label": ranked[0][0],
         "confidences": [{"label": name, "confidence": round(p, PAYLOAD_DECIMALS)} for name, p in ranked],
+        "clear": result.clear,
     }
 
 

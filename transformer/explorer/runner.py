@@ -320,6 +320,12 @@ def kept_key(build, text: str, **controls) -> tuple:
     return (build.__name__, text, controls)
 
 
+def kept_controls(kept) -> dict:
+    """The controls a tab's kept view was made with (its ``kept_key``'s), or {} where it keeps none."""
+    key = kept[0] if isinstance(kept, tuple) and len(kept) == 2 else None
+    return dict(key[2]) if isinstance(key, tuple) and len(key) == 3 and isinstance(key[2], dict) else {}
+
+
 def is_kept(kept, key: tuple) -> TypeGuard[tuple]:
     """Whether ``kept`` (a tab's ``gr.State``) holds the view kept under ``key``."""
     return isinstance(kept, tuple) and len(kept) == 2 and kept[0] == key

@@ -488,3 +488,28 @@ def test_the_page_colours_are_gradio_s_default_theme_s():
 def test_a_style_sheet_rule_that_greys_the_titles_on_the_dark_page_fails(drawn):
     css = theme.PAGE_CSS + ".dark .js-plotly-plot .gtitle { fill: #808080 !important; }"  # 3.8:1 on the dark block
     assert failures(drawn["attention"], "dark", css) and failures(drawn["attention"], "light", css) == []
+
+
+def page_variable(css: str, selector: str, name: str) -> str | None:
+    """The value ``css`` gives the theme variable ``--name`` under exactly ``selector``, if it does."""
+    for found, body in re.findall(r"([^{}]+)\{([^{}]*)\}", css):
+        if found.strip() == selector and (value := re.search(rf"--{name}:\s*([^;]+);", body)):
+            return value[1].strip()
+    return None
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_the_analyze_button_and_the_subdued_text_pass_aa_on_either_page(mode):
+    """Issue 53 (axe-core): white on the Analyze button's orange was 2.8:1, and the footer's and a slider's subdued
+    text 1.9:1 on the light page. The style sheet's variables win over the theme's (``theme._CONTRAST``)."""
+    css = theme.PAGE_CSS
+    selector = ".dark .gradio-container" if mode == "dark" else ":root:root"
+    fill = page_variable(css, selector, "button-primary-background-fill")
+    text = rgba(theme_colour("button-primary-text-color", mode))[:3]
+    assert fill and figures.contrast(rgba(fill)[:3], text) >= AA
+    hover = page_variable(css, selector, "button-primary-background-fill-hover")
+    assert hover and figures.contrast(rgba(hover)[:3], text) >= AA
+    subdued = page_variable(css, ":root:root", "body-text-color-subdued") if mode == "light" else None
+    subdued = subdued or theme_colour("body-text-color-subdued", mode)
+    for background in ("background-fill-primary", "block-background-fill"):
+        assert figures.contrast(rgba(subdued)[:3], rgba(theme_colour(background, mode))[:3]) >= AA, background

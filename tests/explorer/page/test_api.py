@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import pytest
 from app_fixtures import import_app, write_model_dir
-from gradio.utils import get_function_description
 
 from transformer.explorer.page import api
 from transformer.explorer.registry import Registry
@@ -24,7 +23,7 @@ def test_every_endpoint_documents_its_parameters_and_returns(app):
     served = api.endpoints(REGISTRY)
     assert set(documented) == {f"/{name}" for name in served}
     for name, fn in served.items():
-        _, described, returns = get_function_description(fn)
+        _, described, returns = api.documented(fn)
         assert returns, f"{name}: its docstring has no Returns: section"
         info = documented[f"/{name}"]
         assert [p["label"] for p in info["parameters"]] == list(described), name  # named, not "1st", "2nd"
@@ -58,3 +57,21 @@ def test_an_endpoint_not_named_as_its_function_is_refused():
         api.endpoints(Registry([shadow]))
     with pytest.raises(ValueError, match='Two endpoints are named "renamed"'):
         api.endpoints(Registry([shadow, shadow]))
+
+
+TEMPLATE_PHRASES = ("input value that is provided", "Api component", "1st", "``")
+
+
+def test_the_api_page_reads_as_documentation(app):
+    """Issue 53: whole sentences (six parameters stopped at "... for every head. An answer"), no reST backticks, and
+    none of Gradio's template phrases, in what ``/gradio_api/info`` serves."""
+    for name, info in app.demo.get_api_info()["named_endpoints"].items():
+        texts = [info["description"], *(p["python_type"]["description"] for p in info["parameters"])]
+        texts.append(info["returns"][0]["python_type"]["description"])
+        for text in texts:
+            assert text.rstrip().endswith((".", ")", "}")), (name, text)  # a cut sentence ends on a word
+            assert not any(phrase in text for phrase in TEMPLATE_PHRASES), (name, text)
+    head = app.demo.get_api_info()["named_endpoints"]["/attention_norms"]["parameters"][2]
+    assert head["python_type"]["description"].endswith(
+        "An answer holds at most 8 MB of maps: beyond that, choose some."
+    )

@@ -19,6 +19,7 @@ from conftest import PASS_WAIT, SLOW_PASSES, SLOW_WAIT, atlas_fn_index
 from fuzz_helpers import QueueCaller, _sse_lines
 from gradio.context import LocalContext
 
+from transformer.explain import batching
 from transformer.explorer import analysis, runner
 from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.page import launch as server
@@ -221,11 +222,15 @@ def test_a_heavy_tabs_draws_have_a_progress_bar_and_its_cancel_button_cancels_ea
     cancel = parts.drawings[view].cancel
     (cancelling,) = [fn for fn in fns.values() if fn.cancels and (cancel._id, "click") in fn.targets]
     assert set(cancelling.cancels) == long
+    running = parts.running[view]  # whether the job's answer is still to come: the click reads it
+    (said,) = [fn for fn in fns.values() if fn.name == "cancelled" and (cancel._id, "click") in fn.targets]
+    assert said.inputs == [running, *parts.kept_state(view)] and running in said.outputs
     for index in long:
         shown = fns[fns[index].trigger_after]
-        assert shown.name in ("show_cancel", "show_cancel_on_open") and not shown.queue and shown.outputs == [cancel]
+        assert shown.name in ("show_cancel", "show_cancel_on_open") and not shown.queue
+        assert shown.outputs == [cancel, running] and running in fns[index].outputs
         (hidden,) = [fn for fn in fns.values() if fn.trigger_after == index and fn.name == "hide_cancel"]
-        assert hidden.outputs == [cancel] and not hidden.queue
+        assert hidden.outputs == [cancel, running] and not hidden.queue
     assert not long_jobs(app, "attention") and not long_jobs(app, "all-heads")
     assert parts.drawings["attention"].cancel is None
 
@@ -250,8 +255,10 @@ def test_a_heavy_tab_shows_its_cancel_button_only_when_its_draw_runs_a_job(app, 
     parts = app_parts(app)
     drawing = parts.drawings[view]
 
+    running = parts.running[view]
+
     def shows(values: dict) -> bool:
-        return parts.show_cancel(view, drawing, values) == {drawing.cancel: gr.update(visible=True)}
+        return parts.show_cancel(view, drawing, values) == {drawing.cancel: gr.update(visible=True), running: True}
 
     values = {block: block.value for block in drawing.inputs} | {parts.page.result: result}
     values |= {drawing.controls[name]: value for name, value in given.items()}
@@ -260,12 +267,14 @@ def test_a_heavy_tab_shows_its_cancel_button_only_when_its_draw_runs_a_job(app, 
         assert not shows(values | {parts.page.result: None})
     values = drawn_again(drawing, values)
     assert not shows(values)
-    assert parts.show_cancel_on_open(view, values | {parts.current_view: "attention"}) == {drawing.cancel: gr.skip()}
+    skipped = {drawing.cancel: gr.skip(), running: gr.skip()}
+    assert parts.show_cancel_on_open(view, values | {parts.current_view: "attention"}) == skipped
     opened = {parts.current_view: "attention", **{block: block.value for block in drawing.inputs}}
     assert parts.show_cancel_on_open(view, opened | {parts.page.result: result}) == {
-        drawing.cancel: gr.update(visible=True)
+        drawing.cancel: gr.update(visible=True),
+        running: True,
     }
-    assert parts.show_cancel_on_open(view, opened | {parts.current_view: view}) == {drawing.cancel: gr.skip()}
+    assert parts.show_cancel_on_open(view, opened | {parts.current_view: view}) == skipped
     for name, value in no_job.items():
         assert not shows(values | {drawing.controls[name]: value}), name
     for name, value in new_job.items():
@@ -279,11 +288,66 @@ def test_cancelling_a_tab_says_so_and_keeps_it_on_screen(app):
     """The Cancel button's click hides it and says "Cancelled." in one line; the tab is the page's current view, with
     its colour controls as its opening would set them (a cancelled opening never said so)."""
     parts = app_parts(app)
-    said = parts.cancelled("attributions")
+    said = parts.cancelled("attributions", True)
     assert said[parts.drawings["attributions"].cancel] == gr.update(visible=False)
     line = said[parts.failures["attributions"]]
     assert line["visible"] and line["value"].startswith(f"**{runner.CANCELLED}**") and "\n" not in line["value"]
     assert said[parts.current_view] == "attributions" and said[parts.colour_controls] == gr.update(visible=False)
+
+
+def cancelled_at(model, passes: int | None):
+    """A forward pre-hook that cancels the event ``"event-1"`` as its model pass number ``passes`` starts (0: before
+    the first), as a Cancel click reaching the server then would; the hook's handle."""
+    seen = []
+
+    def cancel(module, args):
+        if len(seen) == passes:
+            runner.cancel("event-1")
+        seen.append(1)
+
+    return model.register_forward_pre_hook(cancel)
+
+
+def long_draw(parts, view: str, values: dict, cancel_at: int | None) -> dict:
+    """``view``'s draw as the page runs it (``PageParts.long_job``) in Gradio's event ``"event-1"``, cancelled as
+    its pass number ``cancel_at`` starts (None: never)."""
+    draw = functools.partial(parts.draw_view, view)
+    if cancel_at == 0:  # before the first pass: the stop is set as the job starts
+        draw = functools.partial(lambda values: (runner.cancel("event-1") and None) or parts.draw_view(view, values))
+
+    def run() -> dict:
+        LocalContext.event_id.set("event-1")
+        return parts.long_job(view, draw, values)
+
+    model = runner.get_model()[0].model  # the model the job runs (a module before may have loaded it again)
+    handle = cancelled_at(model, None if cancel_at in (None, 0) else cancel_at)
+    try:
+        return contextvars.copy_context().run(run)
+    finally:
+        handle.remove()
+
+
+@pytest.mark.parametrize("view", HEAVY)
+def test_cancel_means_one_thing_at_every_phase_of_a_heavy_tabs_job(app, result, view, monkeypatch):
+    """Issue 53: after Cancel a tab shows its previous result and one line saying the new computation was cancelled;
+    a job that finished before the click arrived shows its result and no such line. Before the first pass and
+    mid-job the job's answer changes nothing (Patching wiped its figures); its answer clears ``running``, which the
+    click reads (Head knockout said "Cancelled" above a fresh result)."""
+    monkeypatch.setattr(batching, "MEMORY_BUDGET_BYTES", 1)  # one row a pass: a job of many passes (``slow_passes``)
+    parts = app_parts(app)
+    drawing, running, line = parts.drawings[view], parts.running[view], parts.failures[view]
+    values = {block: block.value for block in drawing.inputs} | {parts.page.result: result}
+    values |= {drawing.controls[name]: value for name, value in PAIR.items() if name in drawing.controls}
+    assert parts.show_cancel(view, drawing, values)[running] is True  # the job's answer is still to come
+    for cancel_at in (0, 1):  # before the first pass, mid-job
+        assert long_draw(parts, view, values, cancel_at) == {}, cancel_at  # every output as it was
+        said = parts.cancelled(view, True)
+        assert said[running] is False and said[line]["visible"] and "new computation" in said[line]["value"]
+    finished = long_draw(parts, view, values, None)
+    assert finished[running] is False and finished[line] == gr.update(visible=False)
+    assert all(finished[output] is not None for output in drawing.outputs[:2])  # a result, drawn
+    said = parts.cancelled(view, finished[running])
+    assert line not in said and said[drawing.cancel] == gr.update(visible=False)  # the result stays, with no line
 
 
 def patching_fn_index(app) -> int:
@@ -325,3 +389,17 @@ def test_cancel_stops_a_patching_job_frees_its_worker_and_it_runs_again(app, slo
     assert again.success and "logit(" in again.data[0], again
     assert len(passes) > at_cancel + 2  # the whole job: more passes than ran before the cancel
     caller.close()
+
+
+def test_after_cancel_the_controls_say_what_the_shown_result_was_made_with(app, result):
+    """Issue 53: the steps box said 128 after a cancelled run while the result shown said 32. A click that cancels
+    nothing (the answer came first) leaves the controls as they are."""
+    parts = app_parts(app)
+    drawing = parts.drawings["attributions"]
+    (kept_state,) = parts.kept_state("attributions")
+    values = {block: block.value for block in drawing.inputs} | {parts.page.result: result}
+    kept = drawing.draw(values | {drawing.controls["steps"]: 4})[kept_state]  # the result on screen: 4 steps
+    said = parts.cancelled("attributions", True, kept)  # a run at another number of steps, cancelled
+    assert said[drawing.controls["steps"]] == 4 and said[drawing.controls["baseline"]] == "pad"
+    assert drawing.controls["steps"] not in parts.cancelled("attributions", False, kept)
+    assert drawing.controls["steps"] not in parts.cancelled("attributions", True, None)  # nothing shown yet

@@ -198,12 +198,19 @@ def test_compare_tab_runs_sentence_b_once_and_lines_up_the_heads(app, result, fo
     outputs = views.compare.show_compare(result, SENTENCE, 1, 2, "global", [], None)
     label_a, label_b, heatmap_a, heatmap_b, difference, summary, kept_b = outputs
     assert label_a == pytest.approx(label_b) and len(forward_calls) == 1
-    np.testing.assert_array_equal(difference.data[0].z, np.zeros((len(result.tokens),) * 2))
+    assert difference["visible"]
+    np.testing.assert_array_equal(difference["value"].data[0].z, np.zeros((len(result.tokens),) * 2))
     assert list(heatmap_a.data[0].y) == list(heatmap_b.data[0].y)
     assert f"{len(result.tokens)} of {len(result.tokens)} tokens" in summary
     forward_calls.clear()
     views.compare.show_compare(result, SENTENCE, 2, 1, "row", ["special"], kept_b)  # another head: a redraw
     assert not forward_calls
+
+
+def test_compare_tab_without_a_shared_token_says_so_and_draws_no_empty_box(app, result):
+    """Issue 53: two sentences with no token in common left an empty B − A box under "0 of 8 tokens ... none"."""
+    *_, difference, summary, _ = views.compare.show_compare(result, "שלום", 1, 1, "global", [], None)
+    assert difference == gr.update(value=None, visible=False) and "share no token" in summary
 
 
 def test_compare_tab_asks_for_a_second_sentence(app, result):

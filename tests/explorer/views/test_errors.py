@@ -6,6 +6,7 @@ one and nothing computed; and in Chromium, the first open draws the computed lis
 import inspect
 import json
 import os
+import types
 from pathlib import Path
 
 import gradio as gr
@@ -44,7 +45,7 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     before = listing(fresh_errors)
     summary, rows, sets, labels, needed = view.show_errors(*ANY)  # the tab's draw
     assert "computing it" in summary and rows is None and needed.split()[0] == RUN
-    assert sets == labels == gr.skip() and view.ERRORS.current() is None  # the draw itself computes nothing
+    assert sets == labels == gr.update(value="all") and view.ERRORS.current() is None  # the draw computes nothing
     assert view.compute_and_show("", *ANY) == (gr.skip(),) * 5  # the hidden box cleared: nothing runs
     summary, rows, sets, labels, needed = view.compute_and_show(needed, *ANY)  # its change to the request, with the bar
     sha = artifacts.model_hash(fresh_errors)
@@ -52,8 +53,8 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     assert view.ERRORS.current() == expected and expected["errors"] and needed == ""
     assert [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in expected["errors"]] == rows
     assert "Wrong predictions: sst2" in summary and f"{len(rows)} match" in summary
-    assert sets.constructor_args == {"choices": ["all", *corpus.DEV_SETS]}  # no value: the one chosen stays
-    assert labels.constructor_args == {"choices": ["all", *loaded.model.label_names]}
+    assert sets.constructor_args == {"choices": ["all", *corpus.DEV_SETS], "value": "all"}  # the one it drew
+    assert labels.constructor_args == {"choices": ["all", *loaded.model.label_names], "value": "all"}
     assert view.show_errors("yelp", "positive", "")[1] == [r for r in rows if r[:2] == ["yelp", "positive"]]
     assert listing(fresh_errors) == before  # nothing written next to the model
     cached = artifacts.cache_folder(sha) / artifacts.ERRORS_FILE
@@ -105,7 +106,27 @@ def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
         "errors-label",
         "errors-needed",
         None,  # the tab's failure line (tests/explorer/page/test_app.py)
+        None,  # whether its answer is still to come (a Cancel click reads it: events.LongJobs.running)
     ]
+
+
+def test_the_filters_are_in_the_address_and_a_link_opens_them(app, fresh_errors, data_folder):
+    """Issue 53: the set, true label and search were in neither the address nor Copy link: a link opened on every
+    row. They are address parameters of the tab, restored by the page load; a value not allowed is said."""
+    parts = next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    drawing = parts.drawings[view.VIEW.id]
+    assert set(drawing.controls) == {"errors_set", "errors_label", "errors_search"}
+    assert {"errors_set", "errors_label", "errors_search"} <= set(parts.registry.url_params)
+    link = {"view": "errors", "errors_set": "yelp", "errors_label": "negative", "errors_search": "slow"}
+    values = parts.restore_page(types.SimpleNamespace(query_params=link))
+    restored = [values[drawing.controls[name]] for name in ("errors_set", "errors_label", "errors_search")]
+    assert [value["value"] if isinstance(value, dict) else value for value in restored] == [
+        "yelp",
+        "negative",
+        "slow",
+    ]
+    read = parts.registry.readers
+    assert read["errors_set"]("nonsense", None) is None and read["errors_set"]("all", None) == "all"
 
 
 @pytest.mark.served

@@ -36,3 +36,10 @@ def test_export_buttons_build_files_that_parse_back(app, result):
     assert np.array_equal(parsed, result.attentions[1, 0])
     assert views.export.build_json(result) == str(json_path)  # same content, same file
     assert views.export.build_json(None) is views.export.build_csv(None, 2, "1") is None  # nothing analyzed
+
+
+def test_the_tab_counts_one_token_in_words(model, tokenizer, result):
+    """Issue 53: "all 1 tokens"."""
+    one = analysis.analyze(model, tokenizer, "film")
+    assert "holds its one token and" in views.export.show_export(one, 1, "1")
+    assert f"holds all {len(result.tokens)} tokens and" in views.export.show_export(result, 1, "1")

@@ -78,6 +78,10 @@ def test_attention_norms_are_the_weights_times_each_keys_norm(served):
     assert (value_norms > 0).all() and value_norms.std(axis=-1).min() > 0
 
 
+def escaped(token: str) -> str:
+    return html.escape(repr(token), quote=False)
+
+
 def test_different_lengths_are_said_in_one_line_with_an_edit(app):
     with pytest.raises(gr.Error) as error:
         patching.patching("the film was good .", "the film was not good .")
@@ -88,16 +92,27 @@ def test_different_lengths_are_said_in_one_line_with_an_edit(app):
     assert (
         "\n" not in said
         and counts in said
-        and f"B has {html.escape(repr(added), quote=False)} at position 3 where A has nothing" in said
+        and f"B adds {escaped(added)} before {escaped(tokens_b[-2])} (A's position 3)" in said
     )
     summary, *figures, _ = patching.show_patching("the film was good .", "the film was not good .", "b_into_a", None)
-    assert counts in summary and figures == [None, None, None]
+    assert counts in summary and figures == [gr.update(value=None, visible=False)] * 3  # no empty boxes
     with pytest.raises(gr.Error, match="direction is one of b_into_a, a_into_b"):
         patching.patching(A, B, "<b>up</b>")
 
 
+def test_two_lengths_are_told_apart_where_their_tokens_line_up():
+    """Issue 53: "B has 'not' at position 3 where A has nothing", where A has "good"; every place they part."""
+    said = patching.length_message("the film was good .".split(), "the film was not good at all .".split())
+    assert "B adds 'not' before 'good' (A's position 3); B adds 'at all' before '.' (A's position 4)." in said
+    said = patching.length_message("the film was really very good".split(), "a film was good".split())
+    assert "B has 'a' where A has 'the' (A's position 0); B lacks A's 'really very' at A's position 3." in said
+    assert "B adds '!' at the end" in patching.length_message(["good"], ["good", "!"])
+
+
 def test_the_tab_draws_and_keeps_its_numbers(app, forward_calls):
-    summary, stages, heads, readout, kept = patching.show_patching(A, B, "b_into_a", None)
+    summary, *shown, kept = patching.show_patching(A, B, "b_into_a", None)
+    assert all(plot["visible"] for plot in shown)
+    stages, heads, readout = (plot["value"] for plot in shown)
     assert "logit(" in summary and stages.data[0].z is not None and len(readout.data) == 2
     assert heads.layout.title.text.startswith("Share restored by one head")
     calls = len(forward_calls)
@@ -120,7 +135,7 @@ def test_the_tab_draws_pairs_from_one_word_to_past_the_models_length(served, dir
         read = min(len(served.tokenizer.encode(text_a).ids), model.max_len)
         assert kept[1].restored.shape == (model.num_layers + 1, read) and len(kept[1].tokens) == read
         for figure in figures:
-            go.Figure(figure.to_dict())  # plotly's whole validation
+            go.Figure(figure["value"].to_dict())  # plotly's whole validation
 
 
 def test_the_examples_are_pairs_of_one_length_that_the_bundled_model_reads_apart():

@@ -3,6 +3,7 @@
 import gradio as gr
 import numpy as np
 import pytest
+import torch
 from app_fixtures import SENTENCE, close, ids_of
 
 from transformer import explain
@@ -39,3 +40,11 @@ def test_rollout_endpoint_answers_the_chosen_layers_as_the_full_answers_slice(ap
     assert views.rollout.rollout(SENTENCE, layer=[2, 1])["rollout"] == every["rollout"]  # sorted
     with pytest.raises(gr.Error, match="Layer must be a whole number from 1 to 2"):
         views.rollout.rollout(SENTENCE, layer=3)
+
+
+@pytest.mark.parametrize(("tokens", "printed"), [(views.rollout.SHOW_VALUES_UP_TO, True), (99, False)])
+def test_the_rollout_strip_prints_its_shares_only_while_they_fit(tokens, printed):
+    """Issue 53: at 99 tokens the printed shares ran into one black line; past the limit they are hover-only."""
+    shares = torch.full((2, tokens), 1 / tokens)
+    (trace,) = views.rollout.rollout_figure(shares, [f"t{i}" for i in range(tokens)]).data
+    assert (trace.texttemplate is not None) is printed and len(trace.customdata[0]) == tokens  # the hover keeps them

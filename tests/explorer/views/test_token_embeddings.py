@@ -1,6 +1,7 @@
 """The Token-embeddings view: PCA maps of every stage, deterministic, escaped, and drawn in Chromium; the stages are
 the model's ``hidden_states``, the tutorial's embedding and blocks or a Hub model's ``output_hidden_states``."""
 
+import gradio as gr
 import pytest
 import torch
 import transformers
@@ -186,3 +187,11 @@ def test_the_tab_draws_a_map_per_stage_in_chromium(browser, url):
         assert "view=token-embeddings" in page.evaluate("() => window.location.href")
     finally:
         context.close()
+
+
+def test_a_text_of_one_token_says_so_instead_of_three_empty_maps(model, tokenizer):
+    """Issue 53: one token drew "PC1+PC2 0 %" over three empty maps."""
+    one = analysis.analyze(model, tokenizer, "film")
+    assert len(one.tokens) == 1
+    said, shown, _ = token_embeddings.show_embeddings(one, None)
+    assert "one token" in said and shown == gr.update(value=None, visible=False)

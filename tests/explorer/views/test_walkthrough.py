@@ -48,6 +48,24 @@ def test_a_step_change_draws_from_the_kept_pass_without_the_model(app):
         handle.remove()
 
 
+@pytest.mark.parametrize(
+    ("step", "usable"), [(1, (False, True)), (6, (True, True)), (12, (True, False)), ("x", (False, True))]
+)
+def test_previous_and_next_are_usable_only_where_they_lead_somewhere(step, usable):
+    """Issue 53: "Next ▶" was enabled at step 12. Every change of the step, off the queue, sets both buttons."""
+    assert len(walkthrough.STEPS) == 12
+    previous, following = walkthrough.step_ends(step)
+    assert (previous["interactive"], following["interactive"]) == usable
+
+
+def test_every_change_of_the_step_sets_previous_and_next_off_the_queue(app):
+    (ends,) = [fn for fn in app.demo.fns.values() if fn.name == "step_ends"]
+    assert [c.elem_id for c in ends.outputs] == ["walk-previous", "walk-next"] and not ends.queue
+    assert [(c.elem_id, trigger) for c, trigger in ((app.demo.blocks[i], t) for i, t in ends.targets)] == [
+        ("walk-step", "change")
+    ]
+
+
 def test_the_last_step_gives_the_pages_prediction(app):
     result = runner.run_model(SENTENCE)
     text, *_ = walkthrough.show_step(result, 12, 1, 1, None)
@@ -219,6 +237,9 @@ def test_no_analysis_asks_for_one():
     assert "Analyze" in text and figure is None
 
 
+DISABLED = "(id) => document.querySelector(id)?.disabled === true"
+
+
 @pytest.mark.served
 @pytest.mark.browser
 @pytest.mark.parametrize("width, height", [(1280, 900), (390, 844)], ids=["desktop", "phone"])
@@ -238,17 +259,19 @@ def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browse
             print("TEXT:", page.locator("#walk-text").text_content())
             raise
         assert "def scaled_dot_product_attention" in page.locator("#walk-code").text_content()
-        for step in range(7, 13):  # Next to the last step, then once more: it stays there
+        for step in range(7, 13):  # Next to the last step, where it is disabled (issue 53: it stayed usable)
             page.locator("#walk-next").click()
             page.wait_for_function(
                 "(s) => document.querySelector('#walk-text')?.textContent.includes(s)", arg=f"{step}."
             )
-        page.locator("#walk-next").click()
+        page.wait_for_function(DISABLED, arg="#walk-next")
         for step in range(11, 0, -1):
             page.locator("#walk-previous").click()
             page.wait_for_function(
                 "(s) => document.querySelector('#walk-text')?.textContent.includes(s)", arg=f"{step}. "
             )
+        page.wait_for_function(DISABLED, arg="#walk-previous")
+        assert not page.locator("#walk-next").is_disabled()
         page.wait_for_function("() => new URL(location.href).searchParams.get('step') === '1'")
         query = parse_qs(urlparse(page.url).query)
         assert query["view"] == ["walkthrough"] and query["walk_layer"] == ["2"] and query["walk_head"] == ["2"]
@@ -326,3 +349,14 @@ def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_st
             assert tab.locator("#sentence textarea").input_value() == CRASHED
             assert tab.locator(".toast-body").count() == 0, tab.locator(".toast-body").all_text_contents()
             tab.close()
+
+
+def test_the_table_of_ids_shows_the_page_behind_its_text_in_either_theme():
+    """Issue 53: in the dark theme the table was white cells under near-white text (the theme colours the text)."""
+    model = tiny_model()
+    walk = walk_through(model, torch.tensor([[1, 2, 3]]))
+    (table,) = walkthrough.STEPS[0].values(walk, ["a", "b", "c"], 0, 0).data
+    alpha = [
+        float(colour.rsplit(",", 1)[1].rstrip(")")) for colour in (table.cells.fill.color, table.header.fill.color)
+    ]
+    assert alpha[0] == 0 and alpha[1] <= 0.2  # no cell fill; a faint header on light and dark pages alike

@@ -44,10 +44,27 @@ _TABS = f"""
 #copy-link-field {{ margin-top: 6px; padding: 6px 8px; font-size: 0.85em; border: 1px solid var(--border-color-primary);
   border-radius: var(--radius-sm); background: var(--input-background-fill); color: var(--body-text-color); }}
 """
+# Gradio's default theme fails WCAG AA (4.5:1) on the Analyze button (white on orange, 2.8:1; 3.6:1 on the dark
+# page's) and, on the light page, its subdued text (footer, a slider's ends, 1.9:1). The dark theme is set on
+# <body>: the variables set on the page's container under it win over the theme's, and ``:root:root`` over ``:root``.
+BUTTON_FILL, BUTTON_HOVER, SUBDUED_TEXT = "#c2410c", "#9a3412", "#52525b"  # white on them: 5.2:1, 7.3:1; 7.7:1 on white
+_CONTRAST = f"""
+:root:root {{ --button-primary-background-fill: {BUTTON_FILL}; --button-primary-background-fill-hover: {BUTTON_HOVER};
+  --body-text-color-subdued: {SUBDUED_TEXT}; }}
+.dark .gradio-container {{ --button-primary-background-fill: {BUTTON_FILL};
+  --button-primary-background-fill-hover: {BUTTON_HOVER}; }}
+"""
 # Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
 # A view's own HTML table (Head knockout, Token perturbation, Compare, faithfulness, Behaviour) is its own scroll box.
+# A table wider than its box shows a shadow at the edge it scrolls on (the shadows scroll with the box, the covers
+# with the table: "scroll shadows"), so a phone's two visible columns say there are more.
 _TABLES = """
-#views .prose table { display: block; max-width: 100%; overflow-x: auto; }
+#views .prose table { display: block; max-width: 100%; overflow-x: auto;
+  background:
+    linear-gradient(to right, var(--background-fill-primary) 30%, transparent) left / 24px 100% no-repeat local,
+    linear-gradient(to left, var(--background-fill-primary) 30%, transparent) right / 24px 100% no-repeat local,
+    radial-gradient(farthest-side at 0 50%, rgba(0, 0, 0, 0.3), transparent) left / 12px 100% no-repeat scroll,
+    radial-gradient(farthest-side at 100% 50%, rgba(0, 0, 0, 0.3), transparent) right / 12px 100% no-repeat scroll; }
 #atlas-table .table-container { overflow-x: auto; }
 #atlas-table .virtual-table-viewport { max-width: 100%; overflow-x: auto; }
 :is(#atlas-table, #errors-table) thead :is(th, th *) { word-break: normal; overflow-wrap: normal; }
@@ -66,6 +83,7 @@ PAGE_CSS = (
     " .explain-html th, .explain-html td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
     + _DARK
     + _TABS
+    + _CONTRAST
     + _TABLES
     + _PHONE
 )

@@ -16,6 +16,7 @@ from .figures import TEMPLATE, escape, token_labels
 from .panels import Panel, panel_figure
 
 TABLE_ROW_PX, TABLE_TOP_PX, TABLE_MAX_PX = 28, 80, 640  # step 1's table of ids: a row, the title, the most shown
+CLEAR, TABLE_HEADER, TABLE_LINES = "rgba(0,0,0,0)", "rgba(128,128,128,0.15)", "rgba(128,128,128,0.5)"  # either theme
 HEAD_NAMES = {"relu": "ReLU", "gelu": "GELU"}
 
 
@@ -33,9 +34,12 @@ def tokens_figure(walk: Walkthrough, tokens: list[str], layer: int, head: int) -
     """A table of the tokens and their ids, printed as whole numbers: an id names a row of the embedding table,
     so its size means nothing and it gets no colour."""
     cells = [list(range(len(tokens))), [escape(token) for token in tokens], walk.token_ids.tolist()]
+    # No fill of its own: the text takes the page theme's colour (theme.py), so cells must show the page behind them
+    # (plotly's pale cells held near-white text in the dark theme)
+    lines = {"color": TABLE_LINES}
     table = go.Table(
-        header={"values": ["position", "token", "id"], "align": "left"},
-        cells={"values": cells, "align": "left", "format": ["d", None, "d"]},
+        header={"values": ["position", "token", "id"], "align": "left", "fill": {"color": TABLE_HEADER}, "line": lines},
+        cells={"values": cells, "align": "left", "format": ["d", None, "d"], "fill": {"color": CLEAR}, "line": lines},
     )
     height = min(TABLE_TOP_PX + TABLE_ROW_PX * (len(tokens) + 1), TABLE_MAX_PX)  # a long sentence scrolls inside
     layout = {"template": TEMPLATE, "title": {"text": "The tokens and their ids"}, "height": height}

@@ -20,6 +20,7 @@ from . import scripts
 
 MAX_URL_TEXT = 1500  # URL-encoded characters of a text kept in the page address; longer texts travel by link
 LINK_PARAM = "link"  # the address parameter naming inputs kept by ``share_link``
+CUT_PARAM = "cut"  # the address parameter naming the texts ``page.js`` left out of it, too long for an address
 GRADIO_VIEWS = ["api", "api-recorder", "settings"]  # ``?view=`` values of Gradio's own pages, never the app's tabs
 
 
@@ -71,6 +72,7 @@ def script_config(registry: Registry) -> dict:
         "textParams": registry.text_params,
         "maxUrlText": MAX_URL_TEXT,
         "linkParam": LINK_PARAM,
+        "cutParam": CUT_PARAM,
         "gradioViews": GRADIO_VIEWS,
         "redrawId": scripts.REDRAW_ID,
         "currentId": scripts.CURRENT_ID,

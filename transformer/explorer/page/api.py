@@ -9,6 +9,7 @@ endpoint whose arguments or answer hold a layer, a head or a token position says
 
 from __future__ import annotations
 
+import inspect
 import re
 
 import gradio as gr
@@ -26,7 +27,9 @@ def predict(text: str) -> dict:
         text: the text to classify (at most 10,000 characters; the model reads its first max_len tokens).
 
     Returns:
-        {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...]}.
+        {"label": the most likely class, "confidences": [{"label": class, "confidence": probability}, ...],
+        "clear": false when the model has no clear opinion, its two likeliest classes less than 0.2 apart (for
+        two classes, a probability between 0.4 and 0.6), else true}.
     """
     return payloads.label_payload(runner.read_for_api(text))
 
@@ -64,7 +67,7 @@ def document(block_fn, fn) -> None:
     ``label`` and its schema's descriptions (``additional_description`` for an input, ``description`` for
     an output), which ``gr.api`` leaves empty (``gradio_seam.describe_on_api_page``).
     """
-    _, parameters, returns = get_function_description(fn)
+    _, parameters, returns = documented(fn)
     for component, (name, about) in zip(block_fn.inputs, parameters.items(), strict=True):
         component.label = name
         gradio_seam.describe_on_api_page(component, {"additional_description": about})
@@ -84,8 +87,31 @@ def description(fn) -> str:
     Gradio's own MCP description joins the answer's docstring lines with ", ", doubling each comma that ends
     a line (``"truncated": bool,, "attentions"``); here they are joined by spaces.
     """
-    about, _, returns = get_function_description(fn)
+    about, _, returns = documented(fn)
     return f"{about} Returns: {' '.join(returns)}"
+
+
+def documented(fn) -> tuple[str, dict[str, str], list[str]]:
+    """``fn``'s docstring as Gradio reads it (description, {parameter: its line}, the answer's lines), read as the API
+    page's plain text: each parameter's description whole (Gradio keeps only an argument's first line, cutting
+    "... for every head. An answer" mid-sentence), and reST's double backticks dropped around a name."""
+    about, parameters, returns = get_function_description(fn)
+    arguments = _arguments(inspect.getdoc(fn) or "")
+    whole = {name: arguments.get(name, line) for name, line in parameters.items()}
+    return plain(about), {name: plain(line) for name, line in whole.items()}, [plain(line) for line in returns]
+
+
+def _arguments(docstring: str) -> dict[str, str]:
+    """{name: its description, continuation lines joined} from a docstring's "Args:" section."""
+    section = docstring.split("Args:", 1)[1] if "Args:" in docstring else ""
+    section = re.split(r"\n\s*\n|\n\S", section, maxsplit=1)[0]  # up to a blank line or the next heading
+    arguments = re.findall(r"^    (\w+): (.*(?:\n {8,}.*)*)", section, flags=re.MULTILINE)
+    return {name: " ".join(about.split()) for name, about in arguments}
+
+
+def plain(text: str) -> str:
+    """``text`` with reST's ````name```` written name."""
+    return re.sub(r"``([^`]+)``", r"\1", text)
 
 
 def answer_keys(answer: str) -> list[str]:

@@ -42,7 +42,8 @@ class PageParts:
     ``registry`` holds the views the page was laid out with. ``restored_text`` is a hidden box for the page load's
     text (never the sentence box, where the person may be typing); ``current_view`` holds the view on screen;
     ``tabs`` maps each view's id to its tab and drawing; ``failures`` to a hidden line in its tab that says when it
-    could not be drawn.
+    could not be drawn; ``running`` to the state of each view with a Cancel button that says whether its long job's
+    answer is still to come (``LongJobs`` makes them).
     """
 
     registry: Registry
@@ -60,6 +61,7 @@ class PageParts:
     current_view: gr.Textbox
     tabs: dict[str, tuple[gr.Tab, Drawing]]
     failures: dict[str, gr.Markdown]
+    running: dict[str, gr.State] = field(default_factory=dict)
 
     @functools.cached_property
     def drawings(self) -> dict[str, Drawing]:
@@ -137,34 +139,52 @@ class PageParts:
         the view's progress bar."""
         try:
             with runner.stoppable():
-                return draw(values)
+                drawn = draw(values)
         except runner.JobCancelled:  # its event is over: nothing reads this answer
             return {}
+        return drawn | self.job_running(view, False)  # with its answer: a Cancel clicked after it cancels nothing
+
+    def job_running(self, view: str, running: bool) -> dict:
+        """``view``'s ``running`` state set, where it has one (a view with a Cancel button)."""
+        return {self.running[view]: running} if view in self.running else {}
 
     def show_cancel(self, view: str, drawing: Drawing, values: dict) -> dict:
         """Before a long draw of ``view`` (``drawing``, one of its ``computes`` or its own): its Cancel button, shown
         when the trigger starts the computation (``Drawing.starts``)."""
         starts = drawing.starts is None or drawing.starts(*(values[c] for c in drawing.inputs))
-        return {self.drawings[view].cancel: gr.update(visible=True) if starts else gr.skip()}
+        return self.cancel_shown(view) if starts else skipped(self.cancel_shown(view))
+
+    def cancel_shown(self, view: str) -> dict:
+        """``view``'s Cancel button shown, its job running."""
+        return {self.drawings[view].cancel: gr.update(visible=True)} | self.job_running(view, True)
 
     def show_cancel_on_open(self, view: str, values: dict) -> dict:
         """``show_cancel`` for ``view``'s own draw as its tab is selected: not on the view already current, which
         ``open_view`` does not draw."""
         if view == values[self.current_view]:
-            return {self.drawings[view].cancel: gr.skip()}
+            return skipped(self.cancel_shown(view))
         return self.show_cancel(view, self.drawings[view], values)
 
     def hide_cancel(self, view: str) -> dict:
-        """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden."""
-        return {self.drawings[view].cancel: gr.update(visible=False)}
+        """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden, no job running."""
+        return {self.drawings[view].cancel: gr.update(visible=False)} | self.job_running(view, False)
 
-    def cancelled(self, view: str) -> dict:
-        """The Cancel button pressed: it is hidden, and the view's line says so in one line (the computation's
-        controls are as they were, so it can be run again). The button shows only on its tab, so the tab is on screen
-        even where a tab's opening was cancelled before ``open_view`` said so."""
-        said = f"**{runner.CANCELLED}** Nothing was computed or kept; it runs again when you ask again."
-        shown = {self.failures[view]: gr.update(value=said, visible=True)}
-        return self.hide_cancel(view) | shown | self.make_current(view)
+    def cancelled(self, view: str, running: bool = True, kept=None) -> dict:
+        """The Cancel button pressed: it is hidden and the tab shows what it showed before. Where the job's answer
+        had not come (``running``), the view's line says in one line that the new computation was cancelled, and
+        the controls go back to what that result was made with (the view's ``kept`` state), so the two agree (the
+        steps said 128 above a result of 32); an answer that came first stays, with no such line. The button shows
+        only on its tab, so the tab is on screen even where a tab's opening was cancelled before ``open_view`` said
+        so."""
+        said = f"**{runner.CANCELLED}** The new computation was stopped; this tab shows what it showed before."
+        shown = {self.failures[view]: gr.update(value=said, visible=True)} if running else {}
+        controls = self.drawings[view].controls
+        kept_with = {controls[name]: value for name, value in runner.kept_controls(kept).items() if name in controls}
+        return self.hide_cancel(view) | shown | (kept_with if running else {}) | self.make_current(view)
+
+    def kept_state(self, view: str) -> list:
+        """The ``gr.State`` among ``view``'s inputs that keeps its shown result, if it has one."""
+        return [block for block in self.drawings[view].inputs if isinstance(block, gr.State)][-1:]
 
     def view_outputs(self, view: str) -> list:
         """What drawing ``view`` writes: its outputs and its failure line."""
@@ -222,7 +242,8 @@ class PageParts:
         values |= {control: control.value for control in defaults}  # each view's own text keeps the page's
         for name, value in restore_controls(registry, values.get(self.page.result), request).items():
             values[self.url_controls[name]] = value
-        if lost := unrestored(registry, values.get(self.page.result), request):
+        labels = {name: control.label for name, control in self.url_controls.items() if control.label}
+        if lost := unrestored(registry, values.get(self.page.result), request, labels):
             gr.Warning(lost, title="Not everything in this link was restored")
         view = values[self.current_view]
         drawing = self.drawings[view]
@@ -339,10 +360,20 @@ class LongJobs:
         cancel = self.parts.drawings[self.view].cancel
         if cancel is None:
             return gr.on(triggers, job, inputs, outputs, **settings)
-        shown = gr.on(triggers, show, inputs, [cancel], **settings | {"queue": False})
-        self.events.append(shown.then(job, inputs, outputs, **settings))
-        self.events[-1].then(named(self.parts.hide_cancel, self.view), None, [cancel], **PRIVATE, queue=False)
+        running = self.running
+        shown = gr.on(triggers, show, inputs, [cancel, running], **settings | {"queue": False})
+        self.events.append(shown.then(job, inputs, [*outputs, running], **settings))
+        hide = named(self.parts.hide_cancel, self.view)
+        self.events[-1].then(hide, None, [cancel, running], **PRIVATE, queue=False)
         return self.events[-1]
+
+    @property
+    def running(self) -> gr.State:
+        """Whether the view's long job's answer is still to come: set as the Cancel button shows, cleared by the
+        answer itself (``PageParts.long_job``) and as the button hides; what the button's click reads."""
+        if self.view not in self.parts.running:
+            self.parts.running[self.view] = gr.State(False)
+        return self.parts.running[self.view]
 
     def cancel_on_click(self) -> None:
         """The Cancel button's click: it cancels the long computations' events and says so (``cancelled``)."""
@@ -350,8 +381,16 @@ class LongJobs:
         if cancel is None:
             return
         parts = self.parts
-        outputs = [cancel, parts.failures[self.view], parts.current_view, parts.colour_controls]
-        cancel.click(named(parts.cancelled, self.view), None, outputs, cancels=self.events, **PRIVATE, queue=False)
+        outputs = [cancel, self.running, parts.failures[self.view], parts.current_view, parts.colour_controls]
+        outputs += list(parts.drawings[self.view].controls.values())  # back to what the shown result was made with
+        inputs = [self.running, *parts.kept_state(self.view)]
+        cancelled = named(parts.cancelled, self.view)
+        cancel.click(cancelled, inputs, outputs, cancels=self.events, **PRIVATE, queue=False)
+
+
+def skipped(updates: dict) -> dict:
+    """The same components, each left as it is."""
+    return {block: gr.skip() for block in updates}
 
 
 def named(method, *args) -> functools.partial:

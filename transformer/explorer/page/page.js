@@ -167,13 +167,16 @@
 
     // Writes the address of `view` from `values` (see `writeAddress`) and returns `view`: its own parameters that
     // `names` lists are written, those of other views dropped. While one of Gradio's own pages is open (`?view=api`:
-    // the API page), the address is Gradio's: rewriting its `view` would close it.
+    // the API page), the address is Gradio's: rewriting its `view` would close it. A text too long for an address is
+    // left out and named in `cutParam`, so the address says so when opened (restore.py's `unrestored`).
     function setAddress(values, names, view) {
-        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, gradioViews} = explorerConfig;
+        const {globalParams, viewParams, urlParams, textParams, maxUrlText, linkParam, cutParam, gradioViews} =
+            explorerConfig;
         const url = new URL(window.location.href);
         if (gradioViews.includes(url.searchParams.get("view"))) return view;
         url.searchParams.delete("deep_link");
         url.searchParams.delete(linkParam);
+        const cut = new Set((url.searchParams.get(cutParam) || "").split(",").filter(Boolean));
         for (const name of urlParams) {
             const kept = globalParams.includes(name) || (viewParams[view] || []).includes(name);
             if (kept && !names.includes(name)) continue;
@@ -185,9 +188,35 @@
             } else {
                 url.searchParams.delete(name);
             }
+            if (kept && names.includes(name)) {
+                if (fits) cut.delete(name);
+                else if (shown.trim()) cut.add(name);
+            }
+            if (!kept) cut.delete(name);
         }
+        if (cut.size) url.searchParams.set(cutParam, [...cut].join(","));
+        else url.searchParams.delete(cutParam);
+        const before = window.location.href.split("#")[0];
         window.history.replaceState(window.history.state, "", url);
+        followAddress(before, window.location.href.split("#")[0]);
         return view;
+    }
+
+    // Under Gradio's <base>, plotly points each gradient (a colour bar's fill) and clip path at the page's address as
+    // it was at the figure's first draw (`gd._context._baseUrl`), and keeps that address for every redraw: once the
+    // address changes, a resize redraws the colour bar white. Each figure follows the new address, as do the
+    // references it has drawn.
+    function followAddress(before, after) {
+        if (before === after) return;
+        for (const gd of document.querySelectorAll(".js-plotly-plot")) {
+            if (gd._context?._baseUrl === before) gd._context._baseUrl = after;
+            for (const element of gd.querySelectorAll("[style*='url('], [clip-path*='url(']")) {
+                for (const name of ["style", "clip-path"]) {
+                    const value = element.getAttribute(name);
+                    if (value?.includes(before)) element.setAttribute(name, value.split(before).join(after));
+                }
+            }
+        }
     }
 
     // The view whose tab is selected, or undefined before the tabs mount.
@@ -257,6 +286,21 @@
         }
     }
     nameGroups.count = 0;
+
+    // Gradio's API page opens each parameter's description with "The input value that is provided in the "text" Api
+    // component."; the description (from the endpoint's docstring, explorer/page/api.py) says it better alone.
+    const GRADIO_PARAMETER = /The input value that is provided in the "[^"]*"\s+\S*\s+component\.\s*(\S?)/;
+    function plainApiDocs() {
+        const docs = document.querySelector(".api-docs");
+        if (!docs) return;
+        const texts = document.createTreeWalker(docs, NodeFilter.SHOW_TEXT);
+        while (texts.nextNode()) {
+            const text = texts.currentNode;
+            if (GRADIO_PARAMETER.test(text.data)) {
+                text.data = text.data.replace(GRADIO_PARAMETER, (_, first) => first.toUpperCase());
+            }
+        }
+    }
     let naming = false;
     new MutationObserver(() => {
         if (naming) return;
@@ -264,8 +308,46 @@
         requestAnimationFrame(() => {
             naming = false;
             nameGroups();
+            plainApiDocs();
+            rovingStops();
         });
     }).observe(document.documentElement, {childList: true, subtree: true});
+
+    // The keyboard, as WAI-ARIA's tabs and radio group patterns say: the tab bar and each radio group are one Tab
+    // stop (the selected tab, the checked option), and the arrow keys, Home and End move within them and select.
+    // Gradio gives each tab and each radio option a Tab stop of its own (a radio's name is its own), so reaching the
+    // Attention controls took about 34 presses.
+    const STEP_KEYS = {ArrowRight: 1, ArrowDown: 1, ArrowLeft: -1, ArrowUp: -1};
+    const TAB = '#views [role="tablist"] [role="tab"]', OPTION = 'fieldset[role="radiogroup"] input[type="radio"]';
+    function rovingStops() {
+        for (const list of document.querySelectorAll('#views [role="tablist"]')) {
+            roving([...list.querySelectorAll('[role="tab"]')], (tab) => tab.getAttribute("aria-selected") === "true");
+        }
+        for (const group of document.querySelectorAll('fieldset[role="radiogroup"]')) {
+            roving([...group.querySelectorAll('input[type="radio"]')], (option) => option.checked);
+        }
+    }
+    function roving(items, current) {
+        const stop = items.find(current) || items[0];
+        for (const item of items) item.tabIndex = item === stop ? 0 : -1;
+    }
+    function siblings(item) {
+        if (item.matches?.(TAB)) return [...item.closest('[role="tablist"]').querySelectorAll('[role="tab"]')];
+        if (item.matches?.(OPTION)) return [...item.closest("fieldset").querySelectorAll('input[type="radio"]')];
+        return null;
+    }
+    document.addEventListener("keydown", (event) => {
+        const items = siblings(event.target);
+        const at = items ? items.indexOf(event.target) : -1;
+        const to = event.key in STEP_KEYS ? (at + STEP_KEYS[event.key] + items.length) % items.length
+            : {Home: 0, End: items?.length - 1}[event.key];
+        if (at < 0 || to === undefined || event.altKey || event.ctrlKey || event.metaKey) return;
+        event.preventDefault();
+        items[to].focus();
+        items[to].click();
+        roving(items, (item) => item === items[to]);
+    }, true);
+    document.addEventListener("change", rovingStops, true); // a click on a radio option moves its group's stop
 
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {

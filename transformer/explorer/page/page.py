@@ -10,10 +10,34 @@ model keeps them in its own ``gr.State`` with the analysis and controls they cam
 
 from __future__ import annotations
 
+import gradio as gr
+from gradio.components.label import LabelConfidence, LabelData
+
 from .. import runner
-from ..analysis import Analysis, EmptyInputError, InputError
+from ..analysis import NO_OPINION, Analysis, EmptyInputError, InputError
 from ..drawing import token_spans
 from ..registry import PageValues, Registry
+
+
+def prediction_box(**settings) -> gr.Label:
+    """A ``gr.Label`` (of ``settings``) that also shows a ``LabelData`` as it is: its bars under words of its own
+    (``prediction_value``), not only under the top class. (A subclass of a component would have Gradio write a
+    ``.pyi`` beside this module.)"""
+    box = gr.Label(**settings)
+    shown = box.postprocess
+    box.postprocess = lambda value: value if isinstance(value, LabelData) else shown(value)
+    return box
+
+
+def prediction_value(result: Analysis) -> dict | LabelData:
+    """The prediction as the page shows it: the classes' probabilities under the top class, or under "No clear
+    opinion" where its two likeliest classes are close (``Analysis.clear``), so a coin flip does not read as a
+    verdict."""
+    if result.clear:
+        return result.prediction
+    ranked = sorted(result.prediction.items(), key=lambda item: item[1], reverse=True)
+    bars = [LabelConfidence(label=name, confidence=p) for name, p in ranked]
+    return LabelData(label=NO_OPINION, confidences=bars)
 
 
 def show_main_view(registry: Registry, result: Analysis | None, view: str, values: PageValues) -> tuple:
@@ -49,7 +73,7 @@ def show_text(
         raise runner.user_error(error) from None
     return (
         result,
-        result.prediction,
+        prediction_value(result),
         token_spans.token_spans(result),
         result.notice or "",
         *show_main_view(registry, result, view, values),

@@ -7,6 +7,8 @@ else the page's when that is, else the control's default: never echoed in an err
 
 from __future__ import annotations
 
+import re
+
 import gradio as gr
 
 from .. import inputs, runner
@@ -14,7 +16,7 @@ from ..analysis import Analysis
 from ..drawing.colour import LEAVE_OUT, SCALES
 from ..registry import MAX_DIMS, Reading, Registry, default_dims, head_choices
 from ..serving.link_store import load_link
-from .address import GRADIO_VIEWS, LINK_PARAM, address
+from .address import CUT_PARAM, GRADIO_VIEWS, LINK_PARAM, address
 from .page import show_text
 
 
@@ -86,11 +88,38 @@ def page_readers(registry: Registry, model) -> dict:
     }
 
 
-def unrestored(registry: Registry, result: Analysis | None, request: gr.Request | None) -> str:
+def unrestored(
+    registry: Registry, result: Analysis | None, request: gr.Request | None, labels: dict[str, str] | None = None
+) -> str:
     """One line naming what the address asked for that the page could not restore ("" when nothing): an
-    unknown or expired ``?link=``, and each parameter whose value is not allowed (named, never echoed).
-    Gradio's own ``?view=api`` is not the app's to read."""
+    unknown or expired ``?link=``, each text the address left out (``?cut=``, too long for an address: ``page.js``),
+    and each parameter whose value is not allowed, in the page's words (its control's ``labels``, never the
+    address's name for it, never its value). Gradio's own ``?view=api`` is not the app's to read."""
     sent = dict(request.query_params) if request is not None else {}
+    said = (
+        ["The shared link is unknown or has expired."]
+        if LINK_PARAM in sent and load_link(sent[LINK_PARAM]) is None
+        else []
+    )
+    cut = [name for name in sent.get(CUT_PARAM, "").split(",") if name in registry.text_params]
+    if cut:
+        texts = described_all(registry, cut, labels)
+        it = "it" if len(cut) == 1 else "them"
+        said.append(
+            f"{texts} {'was' if it == 'it' else 'were'} too long for the address and left out: a link from "
+            f"“Copy link to this view” keeps {it}."
+        )
+    if names := not_allowed(registry, result, request):
+        one = len(names) == 1
+        said.append(
+            f"{described_all(registry, names, labels)} {'is' if one else 'are'} not allowed here, so the page "
+            f"shows {'its' if one else 'their'} default."
+        )
+    return " ".join(said)
+
+
+def not_allowed(registry: Registry, result: Analysis | None, request: gr.Request | None) -> list[str]:
+    """The address's parameters whose value the page does not allow (Gradio's own ``?view=api`` is allowed)."""
     params = address(request)
     model = runner.get_model()[0].model
     reading = Reading(model, len(result.tokens) if result is not None else 0)
@@ -99,14 +128,26 @@ def unrestored(registry: Registry, result: Analysis | None, request: gr.Request 
         name: lambda value, _, reader=reader: reader(value) for name, reader in page_readers(registry, model).items()
     }
     names = [name for name, value in params.items() if name in read and read[name](value, reading) is None]
-    names = [name for name in names if not (name == "view" and params[name] in GRADIO_VIEWS)]
-    lost = (
-        ["the shared link (unknown or expired)"] if LINK_PARAM in sent and load_link(sent[LINK_PARAM]) is None else []
-    )
-    lost += [f"{', '.join(names)} (not allowed here)"] if names else []
-    return (
-        f"This link's {' and '.join(lost)} could not be restored; the page shows the defaults instead." if lost else ""
-    )
+    return [name for name in names if not (name == "view" and params[name] in GRADIO_VIEWS)]
+
+
+def described_all(registry: Registry, names: list[str], labels: dict[str, str] | None) -> str:
+    """``names`` in the page's words (``described``), in one phrase that opens a sentence."""
+    items = [described(registry, name, labels or {}) for name in names]
+    phrase = items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+    return phrase[0].upper() + phrase[1:]
+
+
+PLAIN_NAMES = {"view": "the tab", "text": "the sentence"}  # the page's parameters without a label of their own
+
+
+def described(registry: Registry, name: str, labels: dict[str, str]) -> str:
+    """An address parameter as the page shows it: its control's label (less any note in brackets), and its tab."""
+    if name in PLAIN_NAMES:
+        return PLAIN_NAMES[name]
+    label = "“" + re.sub(r"\s*\(.*\)$", "", labels.get(name) or name.replace("_", " ")) + "”"
+    owner = next((view.title for view in registry.views if name in registry.view_params.get(view.id, [])), None)
+    return f"the {owner} tab's {label}" if owner else f"the page's {label}"
 
 
 def restore_controls(registry: Registry, result: Analysis | None, request: gr.Request | None) -> dict[str, object]:

@@ -110,10 +110,8 @@ def compare_panel(
     pairs = comparison.pairs
     excluded_pairs = [k for k, (_, j) in enumerate(pairs) if j in exclude_b]
     difference = difference_figure(comparison, view.tokens_b, scale, excluded_pairs) if pairs else None
-    aligned = ", ".join(f"{view.tokens_a[i]} ({i}→{j})" for i, j in pairs) or "none"
-    summary = (
-        f"<p>{len(pairs)} of {len(view.tokens_a)} tokens of A line up with B: {html.escape(aligned)}.</p>"
-        + table(["class", "A", "B", "B − A"], change_rows(view.label_names, comparison.probs_a, comparison.probs_b))
+    summary = aligned_sentence(view.tokens_a, pairs) + table(
+        ["class", "A", "B", "B − A"], change_rows(view.label_names, comparison.probs_a, comparison.probs_b)
     )
     return (
         probabilities(view.label_names, comparison.probs_a),
@@ -122,6 +120,14 @@ def compare_panel(
         difference,
         summary,
     )
+
+
+def aligned_sentence(tokens_a: list[str], pairs: list) -> str:
+    """One paragraph: which of A's tokens line up with B's, or that none does and so there is no B − A map."""
+    if not pairs:
+        return "<p>No token of A lines up with one of B, so there is no B − A map: the two share no token.</p>"
+    aligned = ", ".join(f"{tokens_a[i]} ({i}→{j})" for i, j in pairs)
+    return f"<p>{len(pairs)} of {len(tokens_a)} tokens of A line up with B: {html.escape(aligned)}.</p>"
 
 
 def show_compare(
@@ -141,11 +147,15 @@ def show_compare(
             kept_b = runner.run_model(text_b)
         except EmptyInputError:
             return None, None, None, None, None, "<p>Type a second sentence to compare with.</p>", None
+        except runner.JobCancelled:  # the tab keeps what it showed (``events.PageParts.long_job``)
+            raise
         except InputError as error:
             raise runner.user_error(error) from None
     with runner.clear_errors():
         view = compare_view(result, kept_b, layer, head)
-    return (*compare_panel(view, scale, leave_out), kept_b)
+    *heads, difference, summary = compare_panel(view, scale, leave_out)
+    shown = gr.update(value=difference, visible=difference is not None)  # no token lines up: said, not an empty box
+    return (*heads, shown, summary, kept_b)
 
 
 def compare(text_a: str, text_b: str, layer: int = 1, head: int = 1) -> dict:

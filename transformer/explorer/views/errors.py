@@ -28,9 +28,9 @@ from ..corpus.on_demand import (
     run_request,
     time_note,
 )
-from ..inputs import shown, whole_number
+from ..inputs import choice, shown, whole_number
 from ..page import scripts
-from ..registry import Drawing, Page, View, cancel_button
+from ..registry import Drawing, Page, View, cancel_button, read_text
 
 ALL = "all"
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -107,7 +107,8 @@ def errors_summary(data: dict | None, matching: int | None = None, computing: bo
 
 def show_errors(set_name: str, label: str, search: str) -> tuple:
     """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
-    at hand sets the box to a new ``run_request``, which computes it; the choices keep the value chosen."""
+    at hand sets the box to a new ``run_request``, which computes it; the choices keep the value chosen (a link's
+    too: the page load draws the tab with the filters it restored)."""
     data = ERRORS.current()
     if data is None:
         computing = data_folder.has_dev_sets(data_folder.data_dir())
@@ -115,15 +116,16 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
         return (
             errors_summary(None, computing=computing, note=note),
             None,
-            gr.skip(),
-            gr.skip(),
+            gr.update(value=set_name),
+            gr.update(value=label),
             run_request() if computing else "",
         )
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
     rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]
     sets, labels = filter_choices(data)
-    return errors_summary(data, len(picked)), rows, gr.Dropdown(choices=sets), gr.Dropdown(choices=labels), ""
+    chosen = gr.Dropdown(choices=sets, value=set_name), gr.Dropdown(choices=labels, value=label)
+    return errors_summary(data, len(picked)), rows, *chosen, ""
 
 
 def compute_and_show(needed, set_name, label, search):
@@ -203,7 +205,19 @@ def layout(page: Page) -> Drawing:
     )
     triggers = [set_name.input, label.input, search.submit]
     computed = Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change], starts=requested)
-    return Drawing(show_errors, inputs, outputs, triggers, computes=[computed], cancel=cancel)
+    controls = {"errors_set": set_name, "errors_label": label, "errors_search": search}  # in the address, Copy link
+    return Drawing(show_errors, inputs, outputs, triggers, controls, computes=[computed], cancel=cancel)
 
 
-VIEW = View("errors", "Errors", layout, endpoints={"errors": errors}, colour_scale=False)
+VIEW = View(
+    "errors",
+    "Errors",
+    layout,
+    params={
+        "errors_set": lambda value, reading: choice(value, [ALL, *data_folder.DEV_SETS]),
+        "errors_label": lambda value, reading: choice(value, [ALL, *reading.model.label_names]),
+        "errors_search": read_text,
+    },
+    endpoints={"errors": errors},
+    colour_scale=False,
+)

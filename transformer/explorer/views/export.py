@@ -45,8 +45,9 @@ def show_export(result: Analysis | None, layer: int, head: str) -> str:
     layer_index, head_index = chosen(result, layer, head)
     which = "the mean of its heads" if head_index is None else f"head {page_number(head_index)}"
     layers, heads = result.attentions.shape[:2]
+    tokens = "its one token" if len(result.tokens) == 1 else f"all {len(result.tokens)} tokens"
     return (
-        f"The JSON holds all {len(result.tokens)} tokens and {layers} layers × {heads} heads of attention; "
+        f"The JSON holds {tokens} and {layers} layers × {heads} heads of attention; "
         f"the CSV holds layer {page_number(layer_index)}, {which}."
     )
 

@@ -12,6 +12,7 @@ import html
 from dataclasses import dataclass
 
 import gradio as gr
+import plotly.graph_objects as go
 import torch
 
 from ...explain.layer_readout import layer_readout as readout_logits
@@ -68,18 +69,30 @@ class ReadoutView:
 
 
 def length_message(tokens_a: list[str], tokens_b: list[str]) -> str:
-    """One line: the two lengths, and where they part, so that the edit that would line them up is plain."""
+    """One line: the two lengths, and each place where they part once their shared tokens are lined up
+    (``difflib``), so that the edit that would line them up is plain."""
     matcher = difflib.SequenceMatcher(a=tokens_a, b=tokens_b, autojunk=False)
-    _, a_start, a_end, b_start, b_end = next(op for op in matcher.get_opcodes() if op[0] != "equal")
-    pieces = {"A": (tokens_a[a_start:a_end], a_start), "B": (tokens_b[b_start:b_end], b_start)}
-    longer, shorter = ("B", "A") if b_end - b_start > a_end - a_start else ("A", "B")
-    (extra, position), (other, _) = pieces[longer], pieces[shorter]
-    instead = shown(" ".join(other)) if other else "nothing"
+    edits = [edit(tokens_a, tokens_b, *op) for op in matcher.get_opcodes() if op[0] != "equal"]
     return (
         f"A has {len(tokens_a)} tokens and B has {len(tokens_b)}, but patching lines them up position by position: "
-        f"{longer} has {shown(' '.join(extra))} at position {position} where {shorter} has {instead}. Swap words one "
-        "for one instead (e.g. 'really good' against 'not good')."
+        f"{'; '.join(edits)}. Swap words one for one instead (e.g. 'really good' against 'not good')."
     )
+
+
+def edit(tokens_a: list[str], tokens_b: list[str], kind: str, a_start: int, a_end: int, b_start: int, b_end: int):
+    """One place where B parts from A, in words: what B adds, drops or has instead, and where in A."""
+    where = f"before {shown(tokens_a[a_end])} (A's position {a_end})" if a_end < len(tokens_a) else "at the end"
+    a_piece, b_piece = shown(" ".join(tokens_a[a_start:a_end])), shown(" ".join(tokens_b[b_start:b_end]))
+    if kind == "insert":
+        return f"B adds {b_piece} {where}"
+    if kind == "delete":
+        return f"B lacks A's {a_piece} at A's position {a_start}"
+    return f"B has {b_piece} where A has {a_piece} (A's position {a_start})"
+
+
+def plots(*figures: go.Figure | None) -> tuple:
+    """The tab's three plots: each drawn, or hidden where there is none (a message instead), never an empty box."""
+    return tuple(gr.update(value=figure, visible=figure is not None) for figure in figures)
 
 
 def readout_probabilities(model, ids: torch.Tensor) -> torch.Tensor:
@@ -99,6 +112,8 @@ def patching_view(model, tokenizer, result: Analysis, text_b: str = "", directio
     ids_b = torch.tensor([encoding_b.ids[:n_b]], device=ids_a.device)  # (1, N)
     try:
         patching = activation_patching(model, ids_a, ids_b, direction)
+    except InputError:  # a job cancelled or past its deadline (``runner.check_deadline``): said as it is
+        raise
     except ValueError as error:  # the same logit difference: nothing to restore
         raise InputError(f"Cannot patch these two sentences: {error}.") from None
     tokens, source = (result.tokens, tokens_b) if direction == "b_into_a" else (tokens_b, result.tokens)
@@ -145,28 +160,26 @@ def summary(view: PatchingView) -> str:
 
 
 def show_patching(text_a: str, text_b: str, direction: str, kept: tuple | None) -> tuple:
-    """(summary, stages × positions, heads, readout, kept): A and B are this tab's own sentences."""
+    """(summary, stages × positions, heads, readout, kept): A and B are this tab's own sentences; each plot an update
+    (``plots``)."""
     try:
         result_a = runner.run_model(text_a)
         kept = runner.kept_view(kept, patching_view, result_a, text_b=text_b, direction=direction)
     except EmptyInputError:
-        return "<p>Type two sentences with the same number of tokens.</p>", None, None, None, kept
+        return "<p>Type two sentences with the same number of tokens.</p>", *plots(None, None, None), kept
+    except runner.JobCancelled:  # the tab keeps what it showed (``events.PageParts.long_job``)
+        raise
     except InputError as error:  # its message is HTML already, the caller's values in it escaped (``inputs.shown``)
-        return f"<p>{error}</p>", None, None, None, kept
+        return f"<p>{error}</p>", *plots(None, None, None), kept
     except gr.Error as error:  # what ``runner.kept_view`` says of text or controls it cannot use
-        return f"<p>{error.message}</p>", None, None, None, kept
+        return f"<p>{error.message}</p>", *plots(None, None, None), kept
     view = kept[1]
     into = rerun(view)
     readout = readout_figure(
         {"A": view.readout_a, "B": view.readout_b}, view.target, view.label_names.index(view.target)
     )
-    return (
-        summary(view),
-        restored_figure(view.restored, view.tokens, view.source_tokens, into),
-        heads_figure(view.heads, into),
-        readout,
-        kept,
-    )
+    restored = restored_figure(view.restored, view.tokens, view.source_tokens, into)
+    return summary(view), *plots(restored, heads_figure(view.heads, into), readout), kept
 
 
 def patches(text_a: str, text_b: str, direction: str, kept: tuple | None) -> bool:

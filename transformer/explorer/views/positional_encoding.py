@@ -211,9 +211,16 @@ def explanation(model) -> str:
         )
     return (
         f"The model adds row *p* of this table to the embedding of the token at position *p* "
-        f"(embeddings are scaled by √{model.d_model} ≈ {model.d_model**0.5:.1f} first). The table is this "
-        f"model's own: {size}." + ("" if model.use_positional_encoding else " **This model was trained without it.**")
+        f"({embedding_scaling(model)}). The table is this model's own: {size}."
+        + ("" if model.use_positional_encoding else " **This model was trained without it.**")
     )
+
+
+def embedding_scaling(model) -> str:
+    """What the tutorial's model does to the embedding before adding the row: its config's ``embedding_scale``."""
+    if model.embedding_scale:
+        return f"embeddings are scaled by √{model.d_model} ≈ {model.d_model**0.5:.1f} first"
+    return "the embedding as looked up, unscaled: this model has no √d_model factor"
 
 
 def layout(page: Page) -> Drawing:

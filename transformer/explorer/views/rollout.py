@@ -24,6 +24,7 @@ from ..jsonable import to_jsonable
 from ..registry import Drawing, Page, View, layer_choices, read_layer
 
 RESIDUAL_WEIGHT = 0.5
+SHOW_VALUES_UP_TO = 24  # the strip prints each share in its cell up to this many tokens (the Attributions heatmap's)
 
 
 @dataclass(frozen=True)
@@ -53,7 +54,7 @@ def rollout_figure(shares: torch.Tensor, tokens: list[str]) -> go.Figure:
     the tokens' mean of the rollout's rows, or its first token's row).
 
     The shares sum to 1 and mixing pulls them towards 1/N, so the colour shows the share minus
-    1/N (red: more than an even share); the numbers are the shares.
+    1/N (red: more than an even share); the numbers are the shares, printed up to ``SHOW_VALUES_UP_TO`` tokens.
 
     Shape:
         shares: (L, N), ``RolloutView.pooled``.
@@ -67,7 +68,7 @@ def rollout_figure(shares: torch.Tensor, tokens: list[str]) -> go.Figure:
         signed=True,
         colours=shares - 1 / shares.size(-1),
         colour_title="share − 1/N",
-        show_values=True,
+        show_values=len(tokens) <= SHOW_VALUES_UP_TO,  # past it they overprint into a black line (hover has them)
     )
 
 

@@ -163,9 +163,12 @@ def spaced_labels(points: torch.Tensor, labels: list[str]) -> list[str]:
 
 
 def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
-    """(summary, the PCA maps, kept view)."""
+    """(summary, the PCA maps, kept view): the maps an update, hidden for a text of one token."""
     if result is None:
         return "", None, None
+    if len(result.tokens) < 2:  # one point has no main directions: three empty maps headed "PC1+PC2 0 %" said nothing
+        said = "<p>This text is one token: there is nothing to compare it with. Type two or more words.</p>"
+        return said, gr.update(value=None, visible=False), kept
     kept = runner.kept_view(kept, embeddings_view, result)
     view = kept[1]
     spread = ", ".join(f"{float(value):.2f}" for value in view.spread)
@@ -173,7 +176,7 @@ def show_embeddings(result: Analysis | None, kept: tuple | None) -> tuple:
         f"<p>How alike the tokens are, stage by stage (mean cosine similarity to their average, 1 = identical): "
         f"<b>{spread}</b>. Attention mixes each position with the others, so the tokens usually draw together.</p>"
     )
-    return summary, embeddings_figure(view), kept
+    return summary, gr.update(value=embeddings_figure(view), visible=True), kept
 
 
 def explanation(model) -> str:

@@ -302,6 +302,12 @@ def step_mover(change: int) -> Callable:
     return show_moved_step
 
 
+def step_ends(step) -> tuple:
+    """Previous and Next, each usable only where it leads somewhere: (Previous, Next) for ``step`` (from 1)."""
+    index = number(str(step), 1, len(STEPS)) or 1
+    return gr.update(interactive=index > 1), gr.update(interactive=index < len(STEPS))
+
+
 def draw_step(view: WalkView, step: int, layer: int, head: int) -> tuple:
     """(text, code, figure) of step ``step`` (from 1) at ``layer`` and ``head`` (from 1)."""
     num_layers, num_heads = len(view.walk.layers), view.walk.layers[0].weights.size(0)
@@ -379,7 +385,7 @@ def layout(page: Page) -> Drawing:
         "computes it, its shape, and this sentence's own numbers from one pass of the model."
     )
     with gr.Row():
-        previous = gr.Button("◀ Previous", elem_id="walk-previous", scale=0, min_width=120)
+        previous = gr.Button("◀ Previous", elem_id="walk-previous", scale=0, min_width=120, interactive=False)
         step = gr.Slider(1, len(STEPS), value=1, step=1, label="Step", elem_id="walk-step")
         following = gr.Button("Next ▶", elem_id="walk-next", scale=0, min_width=120)
     with gr.Row():
@@ -396,6 +402,8 @@ def layout(page: Page) -> Drawing:
     redraws = [Drawing(show_kept_step, inputs, outputs[:3], [step.release, layer.input, head.input])]
     for button, change in ((previous, -1), (following, 1)):  # one request that moves the step and draws it
         redraws.append(Drawing(step_mover(change), inputs, [step, *outputs[:3]], [button.click]))
+    # Whatever moves the step (the slider, the buttons, a link), off the queue: Next was usable at the last step
+    step.change(step_ends, step, [previous, following], queue=False, api_visibility="private", show_progress="hidden")
     controls = {"step": step, "walk_layer": layer, "walk_head": head}
     return Drawing(show_step, inputs, outputs, [], controls, redraws=redraws)
 

@@ -1,0 +1,118 @@
+"""Numbers in prose come from the shipped model (issue 53): every figure the README states about the bundled model
+is checked here against what produced it, so a retrained model fails this module until the text is redrawn.
+
+- the faithfulness table against ``assets/model/faithfulness.json``;
+- the accuracy table and the neutral-statement figures against ``assets/model/metrics.json``;
+- the patching paragraph against a patching run of its own pair, and its head against the model's attention.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from transformer.explain.layer_readout import layer_readout
+from transformer.explain.patching import activation_patching
+from transformer.explorer.analysis import analyze, sentence_ids
+from transformer.loading import DEFAULT_MODEL_DIR, load_model
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAIR = {"A": "The film was really good.", "B": "The film was not good."}
+NOT = 3  # the position where B says "not"
+ROUNDED = 0.0005 + 1e-9  # a figure written with three decimals
+ACCURACY_ROWS = {  # the README's accuracy table: row -> metrics.json's (part, data set)
+    "SST-2 dev (selection)": ("dev", "sst2"),
+    "SST-2 test": ("test", "sst2"),
+    "IMDB test, chunks averaged": ("test", "imdb"),
+    "Yelp sentences dev (selection)": ("dev", "yelp"),
+    "pros/cons dev (selection)": ("dev", "pros_cons"),
+    "tweets dev (selection)": ("dev", "tweets"),
+    "CAD dev, originals and edits (selection)": ("dev", "cad"),
+    "multi-domain Amazon test": ("test", "multi_domain"),
+    "everyday sentences, `benchmarks/everyday_sentences.tsv`": ("test", "everyday"),
+}
+
+
+def artifact(name: str) -> dict:
+    return json.loads((DEFAULT_MODEL_DIR / name).read_text(encoding="utf-8"))
+
+
+def table_row(first_cell: str) -> list[str]:
+    """The cells of the README's table row that starts with ``first_cell``."""
+    line = next(line for line in README.splitlines() if line.startswith(f"| {first_cell} |"))
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def figures(text: str) -> list[float]:
+    return [float(number) for number in re.findall(r"-?\d+\.\d+", text)]
+
+
+def paragraph(start: str) -> str:
+    """The README's paragraph that starts with ``start``, on one line."""
+    return " ".join(README[README.index(start) :].split("\n\n")[0].split())
+
+
+@pytest.fixture(scope="module")
+def bundled():
+    return load_model(device="cpu")
+
+
+def test_the_faithfulness_table_is_faithfulness_json():
+    header = table_row("comprehensiveness AOPC, `[PAD]` / deleted")[1:]
+    row = table_row("mean over 2,000 sentences")[1:]
+    saved = artifact("faithfulness.json")
+    assert saved["sentences"] == 2000
+    aopc = {mode: saved["modes"][mode]["comprehensiveness_aopc"] for mode in ("pad", "delete")}
+    for method, cell in zip(header, row, strict=True):
+        key = "integrated gradients" if method == "Integrated Gradients" else method
+        assert figures(cell) == pytest.approx([aopc["pad"][key], aopc["delete"][key]], abs=ROUNDED), method
+    best = max(aopc["pad"], key=aopc["pad"].get)  # the bold one, "the most faithful"
+    assert best == max(aopc["delete"], key=aopc["delete"].get)
+    assert [cell.startswith("**") for cell in row] == [method.lower() == best for method in header]
+    methods = {name: value for name, value in aopc["pad"].items() if name != "random"}
+    assert min(methods, key=methods.get) == "attention" and methods["attention"] > aopc["pad"]["random"]
+
+
+def test_the_accuracy_table_and_the_neutral_figures_are_metrics_json():
+    metrics = artifact("metrics.json")
+    for row, (part, name) in ACCURACY_ROWS.items():
+        assert figures(table_row(row)[2])[0] == pytest.approx(metrics[part][name], abs=ROUNDED), row
+    neutral = metrics["behaviour"]["test"]["identity"]["neutral"]
+    said = paragraph("**People and words with no opinion.**")
+    assert f"median spread of P(positive) across a group's terms is {neutral['median_spread']:.3f}" in said
+    assert f"{neutral['clear_opinion']:.0%} read as a clear opinion".replace("%", " %") in said
+
+
+def test_the_patching_paragraph_is_a_patching_run_of_its_pair(bundled):
+    model, tokenizer = bundled.model, bundled.tokenizer
+    analyses = {name: analyze(model, tokenizer, text) for name, text in PAIR.items()}
+    ids = {name: sentence_ids(model, result) for name, result in analyses.items()}
+    patched = activation_patching(model, ids["A"], ids["B"], "b_into_a").restored  # (L + 1, N)
+    readout = {name: layer_readout(model, ids[name]).softmax(dim=-1)[:, 1].tolist() for name in PAIR}
+    result = analyses["A"]
+    head = result.attentions[1, 2]  # layer 2, head 3: (N, N)
+    good = result.tokens.index("good")
+    moved = head * result.value_norms[1, 2][None, :]  # weight × ‖f(x_j)‖
+    moved = moved / moved.sum(axis=-1, keepdims=True)
+    after_layer_2 = patched[2].numpy()
+    expected = [
+        readout["B"][-1],
+        readout["A"][-1],
+        patched[1, NOT].item(),
+        after_layer_2.min(),
+        after_layer_2.max(),
+        *readout["A"],
+        *readout["B"],
+        head[:, good].mean(),
+        moved[:, good].mean(),
+    ]
+    said = paragraph("**Where the decision is carried.**")
+    assert figures(said) == pytest.approx(expected, abs=0.005 + 1e-9), said
+    assert patched[0, NOT].item() == pytest.approx(1.0) and np.delete(patched[0].numpy(), NOT) == pytest.approx(0)
+    assert all(a - b > 0 for a, b in zip(readout["A"][1:], readout["B"][1:], strict=True))  # "layer 1 decides most"
+    assert readout["A"][1] - readout["A"][0] > readout["A"][2] - readout["A"][1]
