@@ -472,6 +472,9 @@ NEW_VALUES = {
     "patch_a": ("type", "Sentence A", "The film was dull.", "The film was dull."),
     "patch_b": ("type", "Sentence B", "The film was good.", "The film was good."),
     "patch_direction": ("choose", "Patch", "A into B", "a_into_b"),
+    "errors_set": ("type", "Set", "sst2", "sst2"),  # the dropdowns take a typed value: their lists come with the data
+    "errors_label": ("type", "True label", "negative", "negative"),
+    "errors_search": ("type", "Text contains", "film", "film"),
 }
 
 

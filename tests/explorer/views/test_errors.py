@@ -113,7 +113,7 @@ def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
 def test_the_filters_are_in_the_address_and_a_link_opens_them(app, fresh_errors, data_folder):
     """Issue 53: the set, true label and search were in neither the address nor Copy link: a link opened on every
     row. They are address parameters of the tab, restored by the page load; a value not allowed is said."""
-    parts = next(fn.fn.__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+    parts = next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
     drawing = parts.drawings[view.VIEW.id]
     assert set(drawing.controls) == {"errors_set", "errors_label", "errors_search"}
     assert {"errors_set", "errors_label", "errors_search"} <= set(parts.registry.url_params)

@@ -116,8 +116,8 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
         return (
             errors_summary(None, computing=computing, note=note),
             None,
-            gr.update(value=set_name),
-            gr.update(value=label),
+            gr.update(value=typed_choice(set_name)),
+            gr.update(value=typed_choice(label)),
             run_request() if computing else "",
         )
     with runner.clear_errors("Cannot filter the errors"):
@@ -126,6 +126,12 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
     sets, labels = filter_choices(data)
     chosen = gr.Dropdown(choices=sets, value=set_name), gr.Dropdown(choices=labels, value=label)
     return errors_summary(data, len(picked)), rows, *chosen, ""
+
+
+def typed_choice(value) -> str:
+    """A filter's value kept as it was sent where it is text (a link's, checked when there is a list to check it
+    against), else ``ALL``: an API caller's number or object is never sent back."""
+    return value if isinstance(value, str) else ALL
 
 
 def compute_and_show(needed, set_name, label, search):
