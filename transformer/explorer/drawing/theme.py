@@ -79,6 +79,8 @@ _PHONE = f"""
 """
 PAGE_CSS = (
     "#tokens .label { text-transform: none; }"  # token categories keep their case: "##o" is not "##O"
+    # About six rows of chips, then the panel scrolls: 256 chips once pushed the tabs 1,400 px down (issue 54)
+    " #tokens .textfield { max-height: 12.5rem; overflow-y: auto; }"
     " .explain-html table { border-collapse: collapse; margin: 0.5em 0; }"
     " .explain-html th, .explain-html td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
     + _DARK
