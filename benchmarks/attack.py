@@ -32,6 +32,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -291,23 +292,36 @@ def victim_page_check(url: str) -> tuple[bool, str]:
 
 
 @contextlib.contextmanager
-def peak_rss(pid: int):
-    """While inside: the server's resident memory sampled every ``RSS_EVERY`` s; yields {"mb": the peak so far}."""
-    peak = {"mb": rss_mb(pid)}
-    stop = threading.Event()
+def sampled(measure: Callable[[], float]):
+    """While inside: ``measure()`` every ``RSS_EVERY`` s in a thread of its own (a failed reading is skipped); yields
+    the list of readings."""
+    samples, stop = [], threading.Event()
 
     def sample() -> None:
         while not stop.wait(RSS_EVERY):
             with contextlib.suppress(OSError, RuntimeError):
-                peak["mb"] = max(peak["mb"], rss_mb(pid))
+                samples.append(measure())
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
     try:
-        yield peak
+        yield samples
     finally:
         stop.set()
         sampler.join()
+
+
+@contextlib.contextmanager
+def peak_rss(pid: int):
+    """While inside: the server's resident memory sampled every ``RSS_EVERY`` s; yields {"mb": the peak so far}."""
+    peak = {"mb": rss_mb(pid)}
+
+    def measure() -> float:
+        peak["mb"] = max(peak["mb"], rss_mb(pid))
+        return peak["mb"]
+
+    with sampled(measure):
+        yield peak
 
 
 def vm_hwm_mb(pid: int) -> float:
@@ -916,22 +930,9 @@ def runnable_threads(pid: int) -> int:
     return count
 
 
-@contextlib.contextmanager
 def busy_threads(pid: int):
     """While inside: the server's runnable threads sampled every ``RSS_EVERY`` s; yields the list of samples."""
-    samples, stop_sampling = [], threading.Event()
-
-    def sample() -> None:
-        while not stop_sampling.wait(RSS_EVERY):
-            samples.append(runnable_threads(pid))
-
-    sampler = threading.Thread(target=sample, daemon=True)
-    sampler.start()
-    try:
-        yield samples
-    finally:
-        stop_sampling.set()
-        sampler.join()
+    return sampled(lambda: runnable_threads(pid))
 
 
 def cancel_once(http: httpx.Client, fn_index: int) -> str:

@@ -93,15 +93,20 @@ def test_cancel_stops_the_computation_frees_its_worker_and_it_runs_again(app, sl
     caller.close()
 
 
-@pytest.mark.served
-def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
+def atlas_job_under_way(app, slow_atlas) -> tuple:
+    """``(caller, the atlas event's index, its event id, the passes list)`` once the slow atlas job has run 3 passes."""
     url, passes = slow_atlas
     caller = QueueCaller(url, timeout=60)
     index = atlas_fn_index(app)
     event_id = join(caller, index)
-    messages: list[str] = []
-    read_messages(caller, messages)
+    read_messages(caller, [])
     wait_for(lambda: len(passes) >= 3)
+    return caller, index, event_id, passes
+
+
+@pytest.mark.served
+def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
+    caller, index, event_id, passes = atlas_job_under_way(app, slow_atlas)
     body = {"session_hash": "someone-else", "fn_index": index, "event_id": event_id}
     httpx.post(f"{caller.url}/gradio_api/cancel", json=body, timeout=30, trust_env=False)
     wait_for(lambda: head_atlas.ATLAS.current() is not None, seconds=60)
@@ -112,12 +117,7 @@ def test_a_cancel_for_another_session_does_not_stop_the_job(app, slow_atlas):
 @pytest.mark.served
 def test_a_cancel_from_another_client_is_refused_even_with_the_session(app, slow_atlas):
     """A ``/call`` job's session is its event id: whoever learns it must still be the job's client to cancel it."""
-    url, passes = slow_atlas
-    caller = QueueCaller(url, timeout=60)
-    index = atlas_fn_index(app)
-    event_id = join(caller, index)
-    read_messages(caller, [])
-    wait_for(lambda: len(passes) >= 3)
+    caller, index, event_id, passes = atlas_job_under_way(app, slow_atlas)
     body = {"session_hash": caller.session_hash, "fn_index": index, "event_id": event_id}
     transport = httpx.HTTPTransport(local_address="127.0.0.2")  # another address on loopback
     with httpx.Client(transport=transport, timeout=30, trust_env=False) as other:
