@@ -83,6 +83,16 @@ def cancel_button(name: str) -> gr.Button:
     return gr.Button("Cancel", visible=False, variant="stop", size="sm", elem_id=f"{name}-cancel")
 
 
+def kept_control(sent, chosen, **props) -> dict:
+    """A control's answer from a draw that read ``sent`` from it and chose ``chosen``: ``props`` (new choices), and
+    the value only where the draw changed it. A draw reads its controls when it starts and answers when it ends;
+    sending back the value it read would undo what the person chose meanwhile, and the next draw Gradio queued
+    (``always_last``) would read that undone value. Gradio keeps a control's value when an answer leaves it out."""
+    if type(chosen) is type(sent) and chosen == sent:
+        return gr.update(**props)
+    return gr.update(value=chosen, **props)
+
+
 @dataclass(frozen=True)
 class PageValues:
     """The values of the page's own controls when it analyzes a text, which a main view draws with."""

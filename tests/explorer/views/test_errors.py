@@ -45,7 +45,7 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     before = listing(fresh_errors)
     summary, rows, sets, labels, needed = view.show_errors(*ANY)  # the tab's draw
     assert "computing it" in summary and rows is None and needed.split()[0] == RUN
-    assert sets == labels == gr.update(value="all") and view.ERRORS.current() is None  # the draw computes nothing
+    assert sets == labels == gr.update() and view.ERRORS.current() is None  # the draw computes nothing; values kept
     assert view.compute_and_show("", *ANY) == (gr.skip(),) * 5  # the hidden box cleared: nothing runs
     summary, rows, sets, labels, needed = view.compute_and_show(needed, *ANY)  # its change to the request, with the bar
     sha = artifacts.model_hash(fresh_errors)
@@ -53,8 +53,8 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     assert view.ERRORS.current() == expected and expected["errors"] and needed == ""
     assert [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in expected["errors"]] == rows
     assert "Wrong predictions: sst2" in summary and f"{len(rows)} match" in summary
-    assert sets.constructor_args == {"choices": ["all", *corpus.DEV_SETS], "value": "all"}  # the one it drew
-    assert labels.constructor_args == {"choices": ["all", *loaded.model.label_names], "value": "all"}
+    assert sets == gr.update(choices=["all", *corpus.DEV_SETS])  # the values as sent: left out (kept_control)
+    assert labels == gr.update(choices=["all", *loaded.model.label_names])
     assert view.show_errors("yelp", "positive", "")[1] == [r for r in rows if r[:2] == ["yelp", "positive"]]
     assert listing(fresh_errors) == before  # nothing written next to the model
     cached = artifacts.cache_folder(sha) / artifacts.ERRORS_FILE

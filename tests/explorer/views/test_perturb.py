@@ -26,5 +26,5 @@ def test_perturbation_and_head_tabs_offer_this_sentences_tokens(app, result):
     _, summary, choices, _ = views.perturb.show_perturbation(
         result, 99, "mask", None
     )  # a choice kept from a longer text
-    assert choices.value == 0 and [label for label, _ in choices.choices][:2] == ["0 a", "1 wonderful"]
+    assert choices["value"] == 0 and [label for label, _ in choices["choices"]][:2] == ["0 a", "1 wonderful"]
     assert "[MASK]" in summary

@@ -28,7 +28,7 @@ from ..registry import GLOBAL_PARAMS, Drawing, Page, Registry
 from . import scripts
 from .address import share_link
 from .page import show_text
-from .restore import restore_controls, restore_view, unrestored
+from .restore import drawn_over, restore_controls, restore_view, unrestored
 
 LOG = logging.getLogger(__name__)
 
@@ -250,7 +250,7 @@ class PageParts:
         drawn = view in registry.main_views and len(drawing.outputs) <= 1 and not drawing.controls  # by the analysis
         if not drawn:
             try:  # a view's gr.State starts at its own value, as in a new session
-                values |= self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs})
+                values = drawn_over(values, self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs}))
             except gr.Error as error:
                 gr.Warning(error.message, title=error.title)
         return values | self.show_colour_controls(view)

@@ -164,3 +164,15 @@ def restore_controls(registry: Registry, result: Analysis | None, request: gr.Re
     read_params = {"view": lambda value, _: inputs.choice(value, registry.ids)} | registry.readers
     restored = {name: read(params[name], reading) for name, read in read_params.items() if name in params}
     return {name: value for name, value in restored.items() if value is not None}
+
+
+def drawn_over(values: dict, drawn: dict) -> dict:
+    """The load's ``values`` with the view's ``drawn`` answers over them. An answer that leaves a control's value out
+    (a skip, or ``registry.kept_control``: a draw never sends back the value it read) keeps the value restored."""
+    merged = dict(values)
+    for block, answer in drawn.items():
+        if isinstance(answer, dict) and "value" not in answer and block in values:
+            before = values[block]
+            answer = (before if isinstance(before, dict) else gr.update(value=before)) | answer
+        merged[block] = answer
+    return merged

@@ -30,7 +30,7 @@ from ..corpus.on_demand import (
 )
 from ..inputs import choice, shown, whole_number
 from ..page import scripts
-from ..registry import Drawing, Page, View, cancel_button, read_text
+from ..registry import Drawing, Page, View, cancel_button, kept_control, read_text
 
 ALL = "all"
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
@@ -107,8 +107,8 @@ def errors_summary(data: dict | None, matching: int | None = None, computing: bo
 
 def show_errors(set_name: str, label: str, search: str) -> tuple:
     """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
-    at hand sets the box to a new ``run_request``, which computes it; the choices keep the value chosen (a link's
-    too: the page load draws the tab with the filters it restored)."""
+    at hand sets the box to a new ``run_request``, which computes it. The filters' values are never sent back as
+    they came (``kept_control``): one chosen while this draw ran stays."""
     data = ERRORS.current()
     if data is None:
         computing = data_folder.has_dev_sets(data_folder.data_dir())
@@ -116,15 +116,15 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
         return (
             errors_summary(None, computing=computing, note=note),
             None,
-            gr.update(value=typed_choice(set_name)),
-            gr.update(value=typed_choice(label)),
+            kept_control(set_name, typed_choice(set_name)),
+            kept_control(label, typed_choice(label)),
             run_request() if computing else "",
         )
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
     rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]
     sets, labels = filter_choices(data)
-    chosen = gr.Dropdown(choices=sets, value=set_name), gr.Dropdown(choices=labels, value=label)
+    chosen = gr.update(choices=sets), gr.update(choices=labels)  # the values as sent, so left out (kept_control)
     return errors_summary(data, len(picked)), rows, *chosen, ""
 
 

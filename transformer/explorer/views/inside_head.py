@@ -25,6 +25,7 @@ from ..registry import (
     Page,
     View,
     head_choices,
+    kept_control,
     layer_choices,
     read_head,
     read_layer,
@@ -124,7 +125,7 @@ def show_inside_head(result: Analysis | None, layer: int, head: int, query, kept
     kept = runner.kept_view(kept, head_view, result, layer=layer, head=head)
     position = pick_position(query, len(result.tokens))
     figure, summary = head_panel(kept[1], position)
-    return figure, summary, gr.Dropdown(choices=token_choices(result.tokens), value=position), kept
+    return figure, summary, kept_control(query, position, choices=token_choices(result.tokens)), kept
 
 
 def head_internals(text: str, layer: int = 1, head: int = 1, query: int | list[int] | None = None) -> dict:

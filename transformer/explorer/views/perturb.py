@@ -17,7 +17,7 @@ from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
 from ..drawing.markup import change_rows, probabilities, sentence, table
 from ..inputs import choice, number, pick_position, shown, token_choices, whole_number
-from ..registry import Drawing, Page, View
+from ..registry import Drawing, Page, View, kept_control
 
 PERTURBATIONS = ("mask", "remove")
 
@@ -92,9 +92,10 @@ def show_perturbation(result: Analysis | None, position, mode: str, kept: tuple 
     """(new prediction, what changed, token choices, kept view)."""
     if result is None:
         return None, "", gr.Dropdown(choices=[], value=None), None
-    position = pick_position(position, len(result.tokens))
-    kept = runner.kept_view(kept, perturbation_view, result, position=position, mode=mode)
-    return (*perturbation_panel(kept[1]), gr.Dropdown(choices=token_choices(result.tokens), value=position), kept)
+    picked = pick_position(position, len(result.tokens))
+    kept = runner.kept_view(kept, perturbation_view, result, position=picked, mode=mode)
+    chosen = kept_control(position, picked, choices=token_choices(result.tokens))
+    return (*perturbation_panel(kept[1]), chosen, kept)
 
 
 def perturb(text: str, position: int = 0, mode: str = "mask") -> dict:
