@@ -12,7 +12,10 @@ from app_fixtures import serving
 from gradio_client import Client
 
 from transformer.explorer import runner
+from transformer.explorer.page import api
+from transformer.explorer.registry import Registry
 from transformer.explorer.serving import admission, guard
+from transformer.explorer.views import VIEWS
 
 mcp = pytest.importorskip("mcp")
 from mcp.client.streamable_http import streamable_http_client  # noqa: E402
@@ -84,6 +87,18 @@ def test_every_public_endpoint_is_a_tool_that_says_how_heads_are_numbered(url):
         "head",
         "query",
     }
+
+
+def test_each_tool_parameter_is_described_whole_as_on_the_api_page(url):
+    """Gradio's MCP server keeps only an argument's first docstring line: "... for every head. An answer" was cut
+    mid-sentence. Each parameter's description is now its whole argument, as the API page shows it."""
+    tools = {tool.name: tool for tool in call(url, lambda session: session.list_tools()).tools}
+    served = api.endpoints(Registry(VIEWS))
+    for name, tool in tools.items():
+        described = {key: value.get("description") for key, value in tool.inputSchema["properties"].items()}
+        assert described == api.documented(served[name])[1], name
+        assert all(about.endswith((".", ")")) and "``" not in about for about in described.values()), name
+    assert tools["attention"].inputSchema["properties"]["head"]["description"].endswith("beyond that, choose some.")
 
 
 def test_the_prediction_and_attention_tools_answer_as_the_api_does(url):

@@ -9,6 +9,7 @@ endpoint whose arguments or answer hold a layer, a head or a token position says
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 
@@ -55,9 +56,25 @@ def endpoints(registry: Registry) -> dict:
 def serve_endpoints(demo: gr.Blocks, registry: Registry) -> None:
     """Serve ``endpoints(registry)`` from ``demo`` (inside its ``with`` block), each documented from its docstring."""
     for name, fn in endpoints(registry).items():
-        gr.api(fn, api_name=name, api_description=description(fn))
+        gr.api(as_gradio_reads(fn), api_name=name, api_description=description(fn))
         block_fn = next(block_fn for block_fn in demo.fns.values() if block_fn.api_name == name)
         document(block_fn, fn)
+
+
+def as_gradio_reads(fn):
+    """``fn``, its docstring with each argument on one line: Gradio's MCP server describes a tool's parameters from
+    the function's docstring and keeps only an argument's first line ("... for every head. An answer")."""
+
+    @functools.wraps(fn)
+    def endpoint(*args, **kwargs):
+        return fn(*args, **kwargs)
+
+    docstring = inspect.getdoc(fn) or ""
+    head, args_and_rest = docstring.split("Args:", 1) if "Args:" in docstring else (docstring, "")
+    rest = re.split(r"\n\s*\n", args_and_rest, maxsplit=1)[1:]  # after the arguments' blank line
+    lines = [f"    {name}: {plain(about)}" for name, about in _arguments(docstring).items()]
+    endpoint.__doc__ = "\n\n".join([head.rstrip(), "Args:\n" + "\n".join(lines), *rest]) if lines else docstring
+    return endpoint
 
 
 def document(block_fn, fn) -> None:
