@@ -167,10 +167,11 @@ def a_new_process():
 def test_a_model_without_behaviour_json_runs_the_suite_on_first_open_into_the_cache(fresh_report, monkeypatch):
     builds = counting_builds(monkeypatch)
     before = sorted(path.name for path in fresh_report.iterdir())
-    summary, figures, rows, needed = view.show_behaviour(*ANY)
+    summary, figures, rows, needed, *listed = view.show_behaviour(*ANY)
     assert "running the suite" in summary and rows is None and needed.split()[0] == RUN and not builds  # the tab's draw
-    assert view.compute_and_show("", *ANY) == (gr.skip(),) * 4  # the hidden box cleared: nothing runs
-    summary, figures, rows, needed = view.compute_and_show(needed, *ANY)  # its change to the request, with the bar
+    assert listed == list(view.listed_choices())  # the lists come with the first draw, before the suite has run
+    assert view.compute_and_show("", *ANY) == (gr.skip(),) * 8  # the hidden box cleared: nothing runs
+    summary, figures, rows, needed, *_ = view.compute_and_show(needed, *ANY)  # its change to the request, with the bar
     assert len(builds) == 1 and needed == "" and rows and "Per capability" in figures
     assert f"{len(build_suite())} tests" in summary
     assert sorted(path.name for path in fresh_report.iterdir()) == before  # nothing written next to the model
@@ -215,8 +216,10 @@ def test_the_live_control_runs_one_test_and_the_page_then_uses_its_figures(fresh
     view.compute_and_show(RUN, *ANY)
     worst = max(view.REPORT.current()["tests"], key=lambda row: row["failed"])  # the tiny model's worst test
     name, full = f"{worst['part']} / {worst['capability']}: {worst['test']}", f"{worst['capability']}: {worst['test']}"
-    said, part, capability, test, summary, _, rows, _, live = view.run_and_show(name, "", SORTS[0], None)
+    said, summary, _, rows, _, *filters, names, live = view.run_and_show(name, "", SORTS[0], None)
+    part, capability, test = (update["value"] for update in filters)  # the filters set to the test run
     assert (part, capability, test) == (worst["part"], worst["capability"], full) and set(live) == {name}
+    assert names == gr.update(choices=list(view.suite()))
     assert live[name]["tests"] == [worst]  # the same model: the same figures as the whole suite's run
     assert f"{worst['failed']} of {worst['cases']}" in said and "run now" in said
     assert rows and all(r[:3] == [worst["part"], worst["capability"], worst["test"]] for r in rows)
@@ -256,3 +259,14 @@ def test_the_first_open_and_the_live_run_show_a_progress_bar_of_the_suite(app):
     assert set(found) == {"compute_and_show", "run_and_show"}
     for fn in found.values():
         assert fn.tracks_progress and fn.api_visibility == "private" and fn.queue
+
+
+def test_the_long_lists_are_not_in_the_page_configuration(app):
+    """Issue 54: the tests' lists (30 KB of the page's configuration) come with the tab's draw instead."""
+    config = app.demo.get_config_file()
+    listed = {
+        c["props"].get("elem_id"): c["props"]["choices"] for c in config["components"] if c.get("type") == "dropdown"
+    }
+    for elem_id in ("behaviour-part", "behaviour-capability", "behaviour-test", "behaviour-name"):
+        assert len(listed[elem_id]) == 1, elem_id
+    assert len(view.suite()) > 50  # what the lists would hold

@@ -199,23 +199,37 @@ def behaviour_summary(
     )
 
 
+FILTERS = ("part", "capability", "test")
+
+
+def listed_choices(chosen: tuple = (None, None, None)) -> tuple:
+    """The filters' and the live test's choices, sent with the tab's draw rather than in the page's configuration
+    (the tests' list is 30 KB); a filter's value only where ``chosen`` sets one (``registry.kept_control``)."""
+    filters = [
+        gr.update(choices=choices(key)) if value is None else gr.update(choices=choices(key), value=value)
+        for key, value in zip(FILTERS, chosen, strict=True)
+    ]
+    return *filters, gr.update(choices=list(suite()))
+
+
 def show_behaviour(part, capability, test, search, order, live) -> tuple:
-    """(summary, figures, table rows, the hidden box): no report yet sets the box to a new ``run_request``,
-    which runs the suite."""
+    """(summary, figures, table rows, the hidden box, the filters' and the live test's choices): no report yet sets
+    the box to a new ``run_request``, which runs the suite."""
     report = REPORT.current()
     if report is None:
-        return behaviour_summary(None), "", None, run_request()
+        return behaviour_summary(None), "", None, run_request(), *listed_choices()
     report = with_live(report, live)
     with runner.clear_errors("Cannot filter the cases"):
         cases = picked_cases(report, part, capability, test, search or "", order)
     texts = sum(len(case["texts"]) for case in cases)
-    return behaviour_summary(report, len(cases), live, texts), drawn_figures(report), case_rows(cases, report), ""
+    drawn = behaviour_summary(report, len(cases), live, texts), drawn_figures(report), case_rows(cases, report), ""
+    return *drawn, *listed_choices()
 
 
 def compute_and_show(needed, part, capability, test, search, order, live):
     """The hidden box's change to a ``run_request``: run the suite (only if there is no report yet; the page draws
     its tqdm bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
-    return compute_then_draw(REPORT, needed, show_behaviour, (part, capability, test, search, order, live), 4)
+    return compute_then_draw(REPORT, needed, show_behaviour, (part, capability, test, search, order, live), 8)
 
 
 def run_and_show(name, search, order, live):
@@ -225,9 +239,10 @@ def run_and_show(name, search, order, live):
         run = run_live(name)
     live = {**(live or {}), name: run}
     row = run["tests"][0]
-    drawn = show_behaviour(row["part"], row["capability"], f"{row['capability']}: {row['test']}", search, order, live)
+    chosen = row["part"], row["capability"], f"{row['capability']}: {row['test']}"
+    drawn = show_behaviour(*chosen, search, order, live)[:4]
     said = f"<p>{html.escape(name)}, run now: {rate(row)} fail.</p>"
-    return said, row["part"], row["capability"], f"{row['capability']}: {row['test']}", *drawn, live
+    return said, *drawn, *listed_choices(chosen), live
 
 
 def picked_text(event: gr.SelectData) -> str:
@@ -271,10 +286,9 @@ def behaviour(
 
 
 def dropdown(key: str, label: str, value: str = ALL) -> gr.Dropdown:
-    # allow_custom_value: checked by check_filters, which never echoes a deep link's markup
-    return gr.Dropdown(
-        list(choices(key)), value=value, label=label, allow_custom_value=True, elem_id=f"behaviour-{key}"
-    )
+    """A filter holding ``value`` alone until the tab's draw sends its choices (``listed_choices``).
+    allow_custom_value: checked by check_filters, which never echoes a deep link's markup."""
+    return gr.Dropdown([value], value=value, label=label, allow_custom_value=True, elem_id=f"behaviour-{key}")
 
 
 def layout(page: Page) -> Drawing:
@@ -303,25 +317,23 @@ def layout(page: Page) -> Drawing:
         elem_id="behaviour-table",
     )
     with gr.Row():
+        first = next(n for n in suite() if n.startswith(DEFAULT_PART))
         name = gr.Dropdown(
-            list(suite()),
-            value=next(n for n in suite() if n.startswith(DEFAULT_PART)),
-            label="Run a test live",
-            elem_id="behaviour-name",
-        )
+            [first], value=first, label="Run a test live", elem_id="behaviour-name"
+        )  # listed by the draw
         run = gr.Button("Run this test on the model now", elem_id="behaviour-run")
     said = gr.HTML(elem_id="behaviour-live")
     live = gr.State()
     needed = gr.Textbox(visible="hidden", elem_id="behaviour-needed")
     clicked = gr.Textbox(visible=False, elem_id="behaviour-clicked")
-    inputs, outputs = [*filters, search, order, live], [summary, figures, cases, needed]
+    inputs, outputs = [*filters, search, order, live], [summary, figures, cases, needed, *filters, name]
     cases.select(picked_text, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
     triggers = [*(f.input for f in filters), search.submit, order.input]
     computes = [
         Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change], starts=requested),
-        Drawing(run_and_show, [name, search, order, live], [said, *filters, *outputs, live], [run.click]),
+        Drawing(run_and_show, [name, search, order, live], [said, *outputs, live], [run.click]),
     ]
     return Drawing(show_behaviour, inputs, outputs, triggers, computes=computes, cancel=cancel)
 
