@@ -19,6 +19,7 @@ from transformer.loading import DEFAULT_MODEL_DIR, load_model
 from transformer.tokenizer import UNK_ID
 from transformer.training.data import read_labelled
 from transformer.training.mixture import read_dev_sets, read_test_sets
+from transformer.training.model_card import render_model_card
 from transformer.training.scoring import accuracy, positive_probabilities, predicted_classes
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -108,6 +109,7 @@ def test_metrics_and_card_record_how_it_was_trained(bundled):
         assert len(cells) == 5 and all(cells), f"{source}: no complete row in the card's data table"
         assert re.search(r"\b(19|20)\d\d\b", cells[3]), f"{source}: no year in the citation {cells[3]!r}"
     assert bundled.model.label_names == ["negative", "positive"] and bundled.model.pad_token_id == 0
+    assert card == render_model_card(bundled.model, metrics)  # every figure in it is metrics.json's (the probe too)
 
 
 def test_recorded_selection_scores_clear_their_floors(bundled):

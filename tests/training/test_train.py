@@ -19,7 +19,7 @@ from transformer.train import build_parser, main, parse_args
 from transformer.training.data import bucketed_batches, read_labelled
 from transformer.training.loop import Checkpoints, Schedule
 from transformer.training.mixture import read_dev_sets, read_test_sets
-from transformer.training.model_card import describe_recipe
+from transformer.training.model_card import describe_probe, describe_recipe
 from transformer.training.objectives import PairMargin
 from transformer.training.pairing import PAIRING_SOURCES
 from transformer.training.scoring import accuracy, predicted_classes
@@ -315,6 +315,25 @@ def test_the_card_names_counterfactual_pairing_only_when_it_is_on(trained_toy_mo
     assert metrics["arguments"]["pairing_weight"] == 0.0 and "pairing" not in describe_recipe(metrics)
     metrics["arguments"]["pairing_weight"] = 0.5
     assert "counterfactual logit pairing (weight 0.5)" in describe_recipe(metrics)
+
+
+def test_the_card_reports_the_held_out_probe_of_the_run(trained_toy_model_dir):
+    """Issue 51: the card says what is still wrong on words the training never named, from metrics.json's probe."""
+    metrics = read_metrics(trained_toy_model_dir)
+    probe, card = metrics["probe"], (trained_toy_model_dir / "README.md").read_text()
+    for half, label in (("training", "training half"), ("held_out", "held-out half")):
+        figures = probe["identity"][half]
+        assert (
+            f"| {label} | {figures['terms']} | {figures['median_spread']:.3f} | {figures['clear_opinion']:.1%} |"
+            in card
+        )
+    outside = sum(not 0.35 <= mean <= 0.65 for mean in probe["frame_means"].values())
+    assert f"[0.35, 0.65]: {outside} of {len(probe['frame_means'])}" in card and "trained before the split" not in card
+    probe["frame_means"] = dict.fromkeys(probe["frame_means"], 0.5) | {"My dentist is {term}.": 0.349}  # a boundary
+    assert '[0.35, 0.65]: 1 of 8: "My dentist is {term}." 0.349.' in describe_probe(metrics)
+    metrics["probe"]["trained_before_the_split"] = True
+    assert "trained before the split" in describe_probe(metrics)
+    assert describe_probe({key: value for key, value in metrics.items() if key != "probe"}) == ""
 
 
 def test_the_card_names_an_embedding_lr_scale_only_when_it_is_not_one(trained_toy_model_dir):

@@ -226,6 +226,46 @@ def describe_behaviour(metrics: dict) -> str:
     return "\n".join(lines)
 
 
+def describe_probe(metrics: dict) -> str:
+    """The held-out probe's figures (``python -m transformer.probe``), where metrics.json has them."""
+    probe = metrics.get("probe")
+    if not probe:
+        return ""
+    lines = [
+        "",
+        "",
+        "The held-out probe (`python -m transformer.probe`): eight neutral frames of its own, each with every identity "
+        "term; every word list (identity terms, names, places) is split in two by a hash, and the training's rewrites "
+        "write only the training half, so the other half measures words the training never named:",
+        "",
+        "| identity terms | terms | median spread of P(positive) | read as a clear opinion |",
+        "| --- | ---: | ---: | ---: |",
+    ]
+    for half, label in (("training", "training half"), ("held_out", "held-out half")):
+        figures = probe["identity"][half]
+        lines.append(
+            f"| {label} | {figures['terms']} | {figures['median_spread']:.3f} | {figures['clear_opinion']:.1%} |"
+        )
+    if probe.get("trained_before_the_split"):
+        lines += [
+            "",
+            "This model was trained before the split: its rewrites wrote both halves, so they read alike here.",
+        ]
+    outside = {frame: mean for frame, mean in probe["frame_means"].items() if not 0.35 <= mean <= 0.65}
+    named = "; ".join(f'"{frame}" {mean:.3f}' for frame, mean in outside.items())
+    invariance = probe["invariance"]
+    lines += [
+        "",
+        f"Frames whose mean P(positive) over the terms falls outside [0.35, 0.65]: {len(outside)} of "
+        f"{len(probe['frame_means'])}{': ' + named if named else ''}. Opinions whose class changes when only this "
+        f"changes: a held-out name {invariance['names']['held_out']:.1%}, a held-out place "
+        f"{invariance['places']['held_out']:.1%}, a number {invariance['numbers']:.1%}. Cases that fail: a change "
+        f'of mind over time ("used to ... but now") {probe["temporal"]:.1%}, who holds the opinion '
+        f"{probe['holder']:.1%}.",
+    ]
+    return "\n".join(lines)
+
+
 def describe_recipe(metrics: dict) -> str:
     """The training recipe in words, from the command-line arguments recorded in metrics.json."""
     a = metrics["arguments"]
@@ -324,7 +364,7 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
         imdb_dev_rows=arguments["imdb_dev_rows"],
         epochs=len(metrics["history"]),
         recipe=describe_recipe(metrics),
-        behaviour=describe_behaviour(metrics),
+        behaviour=describe_behaviour(metrics) + describe_probe(metrics),
         **{k: metrics[k] for k in ("best_epoch", "train_seconds", "device", "seed", "command")},
     )
     return f"---\n{card_data.to_yaml()}\n---\n{body}"
