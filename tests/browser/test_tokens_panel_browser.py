@@ -1,5 +1,6 @@
 """The Tokens panel stays a panel (issue 54): past about six rows of chips it scrolls inside its own box, and the
-heatmap, not the chips, comes next under the prediction."""
+heatmap, not the chips, comes next under the prediction; a 10,000-character text makes the page at most 400 px taller
+than a short sentence does."""
 
 import pytest
 from conftest import TIMEOUT_MS
@@ -38,3 +39,25 @@ def test_a_long_text_scrolls_inside_the_tokens_panel(browser, url, width):
         context.close()
     assert found["box"] <= 8 * found["chip"]  # about six rows of chips and their gaps
     assert found["content"] <= found["box"] or found["scrolls"] == "auto"
+
+
+def page_height(page, text: str) -> float:
+    """The page's height once ``text`` is analyzed and its heatmap drawn."""
+    tokens_box(page, text)
+    page.wait_for_timeout(500)  # plotly has resized the heatmap
+    return page.evaluate("() => document.scrollingElement.scrollHeight")
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_long_text_makes_the_page_at_most_400_px_taller(browser, url, width):
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function(SETTLED)
+        short = page_height(page, "the acting was wonderful")
+        long = page_height(page, LONG)
+    finally:
+        context.close()
+    assert long - short <= 400, f"{short} px with a short sentence, {long} px with 10,000 characters"

@@ -85,9 +85,8 @@ class Analysis:
         if self.truncated:
             kept_chars = self.offsets[-1][1]
             sentences.append(
-                f"This text has {self.total_tokens} tokens but the model reads at most {self.max_len}: "
-                f"only the first {len(self.tokens)} tokens (the first {kept_chars} of {len(self.text)} characters) "
-                "were analyzed."
+                f"The model reads at most {self.max_len} tokens: only the first {len(self.tokens)} of "
+                f"{self.total_tokens} (the first {kept_chars:,} of {len(self.text):,} characters) were analyzed."
             )
         if unknown := self.unknown:
             shown = ", ".join(_code_span(piece) for piece in unknown[:MAX_UNKNOWN_SHOWN])

@@ -36,6 +36,9 @@ from .figures import (
 MAX_DRAWN_CELLS = 256  # a map's side as drawn: a heatmap's plot is under ~800 px, so more cells would be < 3 px
 GRID_PX = 1024  # about the All heads figure's width: its H maps share it, so a map gets GRID_PX / H cells a side
 MIN_GRID_CELLS = 16  # ... but never fewer than this
+# A heatmap's height: 16 px a token over 220 px of title and axes, from 360 px up to 560 px. A long text's map stays
+# a panel (issue 54: the page at most 400 px taller for 10,000 characters); past about 20 tokens its rows narrow.
+HEATMAP_PX = (360, 560)
 MAX_SUBPLOT_HEADS = 16  # up to this many heads, one subplot each (titled, rearranged on a phone); more: one mosaic
 
 
@@ -135,7 +138,7 @@ def attention_heatmap(
         "template": TEMPLATE,
         **TOUCH,
         "title": {"text": html.escape(title + block_note(block), quote=False)},
-        "height": int(np.clip(220 + 16 * len(labels), 360, 900)),
+        "height": int(np.clip(220 + 16 * len(labels), *HEATMAP_PX)),
         "margin": {"l": label_px + AXIS_TITLE_PX, "r": 10, "t": 50, "b": int(SLANT_HEIGHT * label_px) + AXIS_TITLE_PX},
         "xaxis": {"title": {"text": "key (attended to)"}, "type": "category", "tickangle": -45, "automargin": False},
         "yaxis": {

@@ -75,6 +75,7 @@ _PHONE = f"""
   .gradio-container .row {{ flex-direction: column; }}
   .gradio-container .row > * {{ min-width: 0 !important; width: 100%; }}
   .js-plotly-plot, .js-plotly-plot .plot-container {{ max-width: 100%; }}
+  #tokens .textfield {{ max-height: 8rem; }}  /* about four rows of chips on a phone, whose rows hold fewer */
 }}
 """
 PAGE_CSS = (
