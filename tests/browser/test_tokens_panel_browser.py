@@ -2,6 +2,8 @@
 heatmap, not the chips, comes next under the prediction; a 10,000-character text makes the page at most 400 px taller
 than a short sentence does."""
 
+import contextlib
+
 import pytest
 from conftest import TIMEOUT_MS
 
@@ -26,17 +28,24 @@ def tokens_box(page, text: str) -> dict:
     )
 
 
-@pytest.mark.parametrize("width", [1280, 390])
-def test_a_long_text_scrolls_inside_the_tokens_panel(browser, url, width):
+@contextlib.contextmanager
+def page_at(browser, url: str, width: int):
+    """A fresh page ``width`` px wide, its address read (the page load's analysis done)."""
     context = browser.new_context(viewport={"width": width, "height": 900})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
         page.goto(url)
         page.wait_for_function(SETTLED)
-        found = tokens_box(page, LONG)
+        yield page
     finally:
         context.close()
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_a_long_text_scrolls_inside_the_tokens_panel(browser, url, width):
+    with page_at(browser, url, width) as page:
+        found = tokens_box(page, LONG)
     assert found["box"] <= 8 * found["chip"]  # about six rows of chips and their gaps
     assert found["content"] <= found["box"] or found["scrolls"] == "auto"
 
@@ -50,14 +59,7 @@ def page_height(page, text: str) -> float:
 
 @pytest.mark.parametrize("width", [1280, 390])
 def test_a_long_text_makes_the_page_at_most_400_px_taller(browser, url, width):
-    context = browser.new_context(viewport={"width": width, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    try:
-        page.goto(url)
-        page.wait_for_function(SETTLED)
+    with page_at(browser, url, width) as page:
         short = page_height(page, "the acting was wonderful")
         long = page_height(page, LONG)
-    finally:
-        context.close()
     assert long - short <= 400, f"{short} px with a short sentence, {long} px with 10,000 characters"
