@@ -317,10 +317,8 @@ def layout(page: Page) -> Drawing:
         elem_id="behaviour-table",
     )
     with gr.Row():
-        first = next(n for n in suite() if n.startswith(DEFAULT_PART))
-        name = gr.Dropdown(
-            [first], value=first, label="Run a test live", elem_id="behaviour-name"
-        )  # listed by the draw
+        first = next(n for n in suite() if n.startswith(DEFAULT_PART))  # the rest come with the draw
+        name = gr.Dropdown([first], value=first, label="Run a test live", elem_id="behaviour-name")
         run = gr.Button("Run this test on the model now", elem_id="behaviour-run")
     said = gr.HTML(elem_id="behaviour-live")
     live = gr.State()
