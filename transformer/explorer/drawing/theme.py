@@ -13,7 +13,9 @@ theme is known only in the browser (Gradio puts ``dark`` on ``<body>`` for ``?__
   screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits),
   the axes size their margins to them (``automargin``, which desktop heatmaps do without), a grid of
   small multiples (every head) goes to two columns, one under 360 px, its keys labelled under the bottom row,
-  and titles move under plotly's toolbar (the modebar, over the top right corner).
+  a row of panels that asks for it (``figures.STACKED_ON_PHONE``) is stacked, a legend along the foot
+  (``figures.LEGEND_BELOW``) adds its rows to the figure's height, and titles wrap between words and move under
+  plotly's toolbar (the modebar, over the top right corner).
 """
 
 PHONE_PX = 640  # below this page width the layout is the phone's
