@@ -275,3 +275,20 @@ def test_behaviour_s_tables_on_a_phone_scroll_in_their_box_show_it_take_the_keyb
         }  # fmt: skip
     finally:
         context.close()
+
+
+def test_head_knockout_s_table_takes_the_phone_s_width_under_the_prediction(browser, url):
+    """Issue 53: on a phone the Head knockout table stood beside the prediction in a 150 px box and showed two of its
+    four columns; the row stacks, and the table's box is as wide as the tab."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{url}?view=knockout&heads_off=L1+H1")
+        page.wait_for_function("() => document.querySelector('#knockout-summary table')")
+        widths = page.evaluate(
+            "() => ['#knockout-summary', '#views'].map((s) => document.querySelector(s).getBoundingClientRect().width)"
+        )
+        assert widths[0] >= 0.9 * widths[1], widths
+    finally:
+        context.close()

@@ -99,6 +99,10 @@ _PHONE = f"""
   .gradio-container {{ padding-left: 4px !important; padding-right: 4px !important; }}
   .gradio-container .row {{ flex-direction: column; }}
   .gradio-container .row > * {{ min-width: 0 !important; width: 100%; }}
+  /* the same with an id: Gradio scopes a page's style sheet under its container, and a row of unequal heights kept
+     its side by side (Head knockout's table got 150 of 326 px, two of its four columns) */
+  #views .row {{ flex-direction: column; align-items: stretch; }}
+  #views .row > * {{ min-width: 0 !important; width: 100%; }}
   .js-plotly-plot, .js-plotly-plot .plot-container {{ max-width: 100%; }}
 }}
 """

@@ -90,7 +90,7 @@
                   len: 0.9, thickness: 10};
     // A long title is wrapped (``wrapTitle``), in a smaller font. Plotly anchors a title of several lines by its
     // first line and draws the others above it, so each added line moves it down one more line height.
-    const text = layout.title?.text && wrapTitle(layout.title.text, gd?.clientWidth || width);
+    const text = layout.title?.text && wrapTitle(layout.title.text, width);
     const below = modebarPx + (text ? text.split("<br>").length - 1 : 0) * TITLE_LINE_PX;
     const top = (layout.margin?.t ?? 80) + below;  // the title goes under plotly's toolbar (modebar)
     layout = {...layout, margin: {...(layout.margin || {}), l: 4, r: 4, b: 70, t: top}};
