@@ -4,6 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUN_STAMP := $(VENV)/.run-stamp
 STAMP := $(VENV)/.installed-stamp
+NODE_STAMP := node_modules/.installed-stamp
 DATA_DIR ?= ../shared/data
 MODEL ?= assets/model
 
@@ -22,7 +23,13 @@ $(STAMP): $(RUN_STAMP) requirements-dev.txt requirements-hub.txt
 	$(BIN)/python -m pip install -q -r requirements.txt -r requirements-dev.txt -r requirements-hub.txt
 	touch $(STAMP)
 
-install: $(STAMP)
+# axe-core, for the accessibility browser test (tests/browser/test_axe_browser.py): package.json's pinned version, as
+# package-lock.json records it (npm ci).
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	touch $(NODE_STAMP)
+
+install: $(STAMP) $(NODE_STAMP)
 
 ## make test: lint (ruff, import contracts, mypy), then the whole suite (browser tests included) in TEST_WORKERS processes
 ## (pytest-xdist; each test module runs whole in one of them, the longest first); TEST_WORKERS=0 runs it in this one
@@ -87,4 +94,4 @@ artifacts: install
 	$(BIN)/python -m transformer.artifacts --model $(MODEL) --data-dir $(DATA_DIR) $(ARTIFACT_ARGS)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache node_modules

@@ -129,6 +129,7 @@ def write_tsv(path: Path, rows: list[tuple], header: str = "sentence\tlabel") ->
 LONGEST_MODULES = [
     "test_page_browser.py",
     "test_browser.py",
+    "test_axe_browser.py",
     "test_fuzz_api.py",
     "test_medium_model.py",
     "test_walkthrough.py",

@@ -11,8 +11,10 @@ from conftest import TIMEOUT_MS, open_view
 from transformer.explain.agreement import METHODS
 from transformer.explain.atlas import BEHAVIOURS
 from transformer.explain.faithfulness import PERCENTS, RANDOM_SEEDS, Faithfulness
+from transformer.explorer import analysis, runner
 from transformer.explorer.drawing.erasure import faithfulness_figure
 from transformer.explorer.views.head_atlas import atlas_figure
+from transformer.explorer.views.positional_encoding import positional_curves
 
 pytestmark = [pytest.mark.browser, pytest.mark.served]
 SETTLED = "() => window.explorer?.addressRead === true"
@@ -172,5 +174,121 @@ def test_the_faithfulness_figure_s_legend_never_overlaps_its_axis_titles(browser
         drawn = page.evaluate(DRAW_LABELS, figure)
         assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
         assert drawn == {"labels": 7, "overlaps": [], "legendInside": True}
+    finally:
+        context.close()
+
+
+# The figure's title and every annotation in ``plot`` (a row of panels' titles among them): which pairs overlap, and
+# which reach past the figure's left or right edge (cut off).
+TITLES = """(plot) => {
+    const svg = document.querySelector(`${plot} .main-svg`).getBoundingClientRect();
+    const named = [[document.querySelector(`${plot} .g-gtitle`), "title"]];
+    document.querySelectorAll(`${plot} .annotation`).forEach((e) => named.push([e, e.textContent]));
+    const boxes = named.map(([e, name]) => [e.getBoundingClientRect(), name]);
+    const overlaps = [], cut = [];
+    boxes.forEach(([a, first], i) => {
+        if (a.left < svg.left - 1 || a.right > svg.right + 1) cut.push(first);
+        boxes.slice(i + 1).forEach(([b, second]) => {
+            if (a.left < b.right && b.left < a.right && a.top < b.bottom && b.top < a.bottom) {
+                overlaps.push(`${first} × ${second}`);
+            }
+        });
+    });
+    return {labels: boxes.length, overlaps, cut};
+}"""
+
+
+@pytest.mark.parametrize(
+    ("view", "plot", "panels"), [("inside-head", "#head-plot", 4), ("token-embeddings", "#embeddings-plot", 3)]
+)
+def test_a_row_of_panels_is_stacked_on_a_phone_its_titles_apart_and_whole(browser, url, view, plot, panels):
+    """Issue 53: Inside one head's four panels and Token embeddings' three side by side at 390 px printed their
+    titles over one another, and the figure's title ran past both edges."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{url}?view={view}&text=the+acting+was+not+good+at+all")
+        page.wait_for_function("(plot) => document.querySelector(`${plot} .g-gtitle`)", arg=plot)
+        page.wait_for_timeout(300)  # plotly's layout settled
+        drawn = page.evaluate(TITLES, plot)
+        assert drawn["labels"] >= panels + 1, drawn  # the title and one per panel at least
+        assert drawn["overlaps"] == [] and drawn["cut"] == [], drawn
+    finally:
+        context.close()
+
+
+@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
+def test_the_positional_encoding_curves_keep_their_height_and_their_legend_off_the_axis_title(browser, url, width):
+    """Issue 53: on a phone the legend of the curves (8 entries: 4 dimensions, each with its dots) lay over the
+    "position" axis title, and the curves were squashed into what was left."""
+    table = analysis.positional_table(runner.get_model()[0].model)
+    figure = json.loads(positional_curves(table, [2, 3, 6, 12], ["a", "dull", "film"]).to_json())
+    context = browser.new_context(viewport={"width": width, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(url)
+        page.wait_for_function("() => window.Plotly")
+        drawn = page.evaluate(DRAW_LABELS, figure)
+        assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
+        assert drawn == {"labels": 4, "overlaps": [], "legendInside": True}  # legend, 2 axis titles, "your 3 tokens"
+    finally:
+        context.close()
+
+
+# Each of Behaviour's tables on screen: how it scrolls, whether it shows it (two scroll shadows) and takes the
+# keyboard's focus, and its cells narrower than their longest word (a word broken inside itself).
+BEHAVIOUR_TABLES = """() => [...document.querySelectorAll('#behaviour-figures table')]
+  .filter((t) => t.checkVisibility()).map((t) => {
+    const broken = [...t.querySelectorAll('th, td')].filter((cell) => {
+        const probe = document.createElement('span');  // the cell's longest word on one line, in its font
+        probe.style.cssText = `font: ${getComputedStyle(cell).font}; white-space: nowrap; position: absolute;`;
+        probe.textContent = cell.innerText.trim().split(/\\s+/).sort((a, b) => b.length - a.length)[0] || '';
+        document.body.append(probe);
+        const word = probe.getBoundingClientRect().width;
+        probe.remove();
+        const style = getComputedStyle(cell);
+        return cell.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) + 1 < word;
+    }).map((cell) => cell.innerText);
+    const style = getComputedStyle(t);
+    return {scrolls: style.overflowX, shadows: style.backgroundImage.split('radial-gradient').length - 1,
+            focusable: t.tabIndex === 0, wider: t.scrollWidth > t.clientWidth, fits: t.getBoundingClientRect().right
+            <= document.documentElement.clientWidth + 1, broken};
+})"""
+
+
+def test_behaviour_s_tables_on_a_phone_scroll_in_their_box_show_it_take_the_keyboard_and_keep_words_whole(browser, url):
+    """Issue 53: at 390 px the per-capability table was cut in the middle of a word at the page's edge; it scrolls in
+    a box of its own that shows it has more, which the keyboard can reach to scroll (axe's
+    scrollable-region-focusable), and no cell breaks a word."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{url}?view=behaviour")
+        page.wait_for_function("() => document.querySelector('#behaviour-figures table')?.offsetParent")
+        (capabilities,) = page.evaluate(BEHAVIOUR_TABLES)  # the per-test table is folded away
+        assert capabilities["wider"], capabilities  # it has more than the phone shows: what the rest checks matters
+        assert capabilities == {
+            "scrolls": "auto", "shadows": 2, "focusable": True, "wider": True, "fits": True, "broken": []
+        }  # fmt: skip
+    finally:
+        context.close()
+
+
+def test_head_knockout_s_table_takes_the_phone_s_width_under_the_prediction(browser, url):
+    """Issue 53: on a phone the Head knockout table stood beside the prediction in a 150 px box and showed two of its
+    four columns; the row stacks, and the table's box is as wide as the tab."""
+    context = browser.new_context(viewport={"width": 390, "height": 844})
+    page = context.new_page()
+    page.set_default_timeout(TIMEOUT_MS)
+    try:
+        page.goto(f"{url}?view=knockout&heads_off=L1+H1")
+        page.wait_for_function("() => document.querySelector('#knockout-summary table')")
+        widths = page.evaluate(
+            "() => ['#knockout-summary', '#views'].map((s) => document.querySelector(s).getBoundingClientRect().width)"
+        )
+        assert widths[0] >= 0.9 * widths[1], widths
     finally:
         context.close()

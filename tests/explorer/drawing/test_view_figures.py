@@ -23,7 +23,7 @@ from transformer.explain import (
 from transformer.explorer.drawing import figures as figures_module
 from transformer.explorer.drawing import theme, token_spans
 from transformer.explorer.drawing.attention_maps import attention_heatmap
-from transformer.explorer.drawing.attributions import attribution_figure, attribution_html
+from transformer.explorer.drawing.attributions import MAX_OPACITY, attribution_figure, attribution_html
 from transformer.explorer.drawing.figures import (
     CLASS_COLOURS,
     round_ticks,
@@ -116,7 +116,7 @@ def test_attribution_html_highlights_the_typed_text_escaped_and_scaled():
     assert 'title="1 good: +1.0000"' in html_text and 'title="0 &lt;script&gt;: -0.5000"' in html_text
     assert html_text.endswith("</span>  </div>")  # the text between and after tokens is kept, unhighlighted
     opacities = [float(x) for x in re.findall(r"rgba\([^)]*, ([0-9.]+)\)", html_text)]
-    assert opacities == [0.5, 1.0, 0.0]
+    assert opacities == [0.5 * MAX_OPACITY, MAX_OPACITY, 0.0]
 
 
 def test_difference_labels_carry_positions_in_b(figures):

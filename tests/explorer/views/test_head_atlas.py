@@ -8,6 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import gradio as gr
 import pytest
 import torch
 from conftest import without_artifact
@@ -237,7 +238,9 @@ def counting_builds(monkeypatch) -> list:
 def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fresh_atlas, tiny_data_dir, monkeypatch):
     folder = fresh_atlas
     assert atlas_view.head_atlas()["note"].startswith("No head atlas for this model yet")  # no data folder here
-    assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] is None
+    assert "make it with" in atlas_view.atlas_summary(None) and atlas_view.show_atlas()[1] == gr.update(
+        value=None, visible=False
+    )
 
     monkeypatch.setenv(corpus.DATA_DIR_VARIABLE, str(tiny_data_dir))
     before = snapshot(folder)
@@ -254,7 +257,8 @@ def test_first_use_computes_the_atlas_into_the_cache_never_the_model_folder(fres
     a_new_process()
     assert atlas_view.ATLAS.current() == computed  # read back from the cache
     summary, figure, rows, _ = atlas_view.show_atlas()
-    assert "reference corpus of 19 sentences" in summary and len(figure.data) == len(rows) == 4
+    assert figure["visible"] and "reference corpus of 19 sentences" in summary
+    assert len(figure["value"].data) == len(rows) == 4
 
 
 def test_the_atlas_is_computed_only_when_none_is_kept_or_stored(fresh_atlas, tiny_data_dir, monkeypatch):

@@ -43,6 +43,6 @@ def test_knockout_tab_shows_the_change_and_the_importance(app, result):
         result, ["L1 H1", "L1 H2"], "global", [], None, None
     )
     assert set(label) == {"negative", "positive"}
-    assert "L1 H1, L1 H2" in summary and "<table>" in summary
+    assert "L1 H1, L1 H2" in summary and "<table tabindex='0'>" in summary
     assert len(grid.data) == 4 and "L1 H1, L1 H2 switched off" in grid.layout.title.text
     assert np.array(importance.data[0].z).shape == (2, 2)

@@ -22,6 +22,7 @@ REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 
 
 SENTENCE = "a wonderful film , the acting was dull"
+CODE_SHOWS = "(s) => document.querySelector('#walk-code')?.textContent.includes(s)"  # the step's code is drawn
 
 
 def test_each_steps_code_is_the_current_source_of_its_function():
@@ -29,6 +30,7 @@ def test_each_steps_code_is_the_current_source_of_its_function():
     for step, source in zip(walkthrough.STEPS, walkthrough.SOURCES, strict=True):
         assert source == inspect.getsource(step.code), step.title
         assert source.lstrip().startswith("def "), step.title  # a whole function, not a fragment
+        assert walkthrough.code_block(source) == f"```python\n{source.rstrip()}\n```" and "```" not in source
 
 
 def test_a_step_change_draws_from_the_kept_pass_without_the_model(app):
@@ -42,7 +44,7 @@ def test_a_step_change_draws_from_the_kept_pass_without_the_model(app):
             for layer, head in ((1, 1), (2, 2)):
                 text, code, figure, kept = walkthrough.show_step(result, step, layer, head, kept)
                 assert isinstance(figure, go.Figure) and figure.data, step
-                assert text.startswith(f"### {step}.") and code == walkthrough.SOURCES[step - 1]
+                assert text.startswith(f"### {step}.") and code == walkthrough.code_block(walkthrough.SOURCES[step - 1])
         assert len(calls) == 1
     finally:
         handle.remove()
@@ -258,7 +260,7 @@ def test_previous_and_next_walk_every_step_and_a_deep_link_opens_its_step(browse
             print("PLOT:", page.locator("#walk-plot").text_content()[:500])
             print("TEXT:", page.locator("#walk-text").text_content())
             raise
-        assert "def scaled_dot_product_attention" in page.locator("#walk-code").text_content()
+        page.wait_for_function(CODE_SHOWS, arg="def scaled_dot_product_attention")  # Markdown highlights it after
         for step in range(7, 13):  # Next to the last step, where it is disabled (issue 53: it stayed usable)
             page.locator("#walk-next").click()
             page.wait_for_function(
@@ -332,7 +334,7 @@ def test_a_sentence_whose_step_11_crashed_walks_every_step_and_opens_at_every_st
         page.locator("#walk-next").click()
         page.wait_for_function(step_text, arg=f"{step}. ")
         page.wait_for_function("(s) => new URL(location.href).searchParams.get('step') === s", arg=str(step))
-    assert "def forward" in page.locator("#walk-code").text_content()  # step 12: the classifier's forward
+    page.wait_for_function(CODE_SHOWS, arg="def forward")  # step 12: the classifier's forward
     page.locator("#walk-plot").hover()
     with page.expect_download() as download:  # the PNG is named after the figure's box and the sentence
         page.locator("#walk-plot [data-title^='Download plot']").click()

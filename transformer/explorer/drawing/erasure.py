@@ -12,7 +12,7 @@ import plotly.graph_objects as go
 import torch
 
 from ...explain.faithfulness import Faithfulness, Verdict
-from .figures import TEMPLATE, TOUCH, escape
+from .figures import LEGEND_BELOW, TEMPLATE, TOUCH, escape
 from .markup import table
 
 REMOVED = {
@@ -21,10 +21,6 @@ REMOVED = {
 }
 RANDOM_COLOUR = "#7f7f7f"  # the floor: grey and dashed, under the methods' colours
 COLOURS = TEMPLATE.layout.colorway
-
-# The legend along the figure's foot: placed in the container, plotly reserves its rows (two or three on a phone)
-# below the margin the axis titles push, so they never meet (a legend at a paper y below the axes grew up into them).
-LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0.5, "xanchor": "center"}
 
 
 def _curve_trace(name: str, result: Faithfulness, values: torch.Tensor, axis: int, **style) -> dict:

@@ -52,6 +52,13 @@ TEMPLATE = go.layout.Template(
 # On a touch screen a one-finger swipe over a heatmap scrolls the page (no drag to zoom: the toolbar still zooms),
 # and a tap shows the cell's hover text, as plotly does for "closest".
 TOUCH = {"dragmode": False, "hovermode": "closest"}
+# The legend along the figure's foot: placed in the container, plotly reserves its rows (two or three on a phone)
+# below the margin the axis titles push, so they never meet (a legend at a paper y below the axes grew up into them).
+# On a phone ``page/phone.js`` makes the figure taller by the legend's rows, so that the plot keeps its height.
+LEGEND_BELOW = {"orientation": "h", "yref": "container", "y": 0, "yanchor": "bottom", "x": 0.5, "xanchor": "center"}
+# A row of panels (``make_subplots(rows=1, cols=k)``) read one under another on a phone: ``page/phone.js`` stacks the
+# panels of a figure whose layout carries this. Side by side at a phone's width their titles ran into one another.
+STACKED_ON_PHONE = {"meta": {"stacked_on_phone": True}}
 _CONTROL_PICTURES = {code: 0x2400 + code for code in range(0x20)} | {0x7F: 0x2421}  # C0 controls -> ␀..␟, DEL -> ␡
 _RIGHT_TO_LEFT = {"R", "AL"}
 

@@ -14,13 +14,14 @@ def probabilities(label_names: Sequence[str], values: torch.Tensor | Sequence[fl
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
-    """An HTML table; every cell is escaped."""
+    """An HTML table; every cell is escaped. On a narrow page it scrolls sideways inside itself (``theme._TABLES``),
+    so it takes the keyboard's focus (``tabindex="0"``): the arrow keys scroll it, as WCAG asks of a scroll box."""
 
     def cells(tag: str, values: Sequence[object]) -> str:
         return "".join(f"<{tag}>{html.escape(str(value))}</{tag}>" for value in values)
 
     body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
-    return f"<table><thead><tr>{cells('th', header)}</tr></thead><tbody>{body}</tbody></table>"
+    return f"<table tabindex='0'><thead><tr>{cells('th', header)}</tr></thead><tbody>{body}</tbody></table>"
 
 
 def sentence(tokens: Sequence[str]) -> str:

@@ -13,7 +13,9 @@ theme is known only in the browser (Gradio puts ``dark`` on ``<body>`` for ``?__
   screen): colour bars go under the plot, tick labels get smaller (plotly already thins them to what fits),
   the axes size their margins to them (``automargin``, which desktop heatmaps do without), a grid of
   small multiples (every head) goes to two columns, one under 360 px, its keys labelled under the bottom row,
-  and titles move under plotly's toolbar (the modebar, over the top right corner).
+  a row of panels that asks for it (``figures.STACKED_ON_PHONE``) is stacked, a legend along the foot
+  (``figures.LEGEND_BELOW``) adds its rows to the figure's height, and titles wrap between words and move under
+  plotly's toolbar (the modebar, over the top right corner).
 """
 
 PHONE_PX = 640  # below this page width the layout is the phone's
@@ -29,7 +31,7 @@ _DARK = """
 .dark .js-plotly-plot :is(.gridlayer, .zerolinelayer) path { stroke: rgba(255, 255, 255, 0.12) !important; }
 .dark .js-plotly-plot .heatmaplayer image,
 .dark .js-plotly-plot:has(.heatmaplayer image) .colorbar .cbfill { filter: invert(1) hue-rotate(180deg); }
-.dark .explain-html th, .dark .explain-html td { border-color: var(--border-color-primary); }
+.dark #views .explain-html :is(th, td) { border-color: var(--border-color-primary); }
 .dark .js-plotly-plot .heatmap-label tspan[style*="--dark"] { fill: var(--dark) !important; }
 """
 
@@ -48,12 +50,35 @@ _TABS = f"""
 # page's) and, on the light page, its subdued text (footer, a slider's ends, 1.9:1). The dark theme is set on
 # <body>: the variables set on the page's container under it win over the theme's, and ``:root:root`` over ``:root``.
 BUTTON_FILL, BUTTON_HOVER, SUBDUED_TEXT = "#c2410c", "#9a3412", "#52525b"  # white on them: 5.2:1, 7.3:1; 7.7:1 on white
+CANCEL_FILL, CANCEL_HOVER = (
+    "#b91c1c",
+    "#991b1b",
+)  # a Cancel button's (variant "stop"): white on them 6.5:1, 8.3:1 (was 3.8)
 _CONTRAST = f"""
 :root:root {{ --button-primary-background-fill: {BUTTON_FILL}; --button-primary-background-fill-hover: {BUTTON_HOVER};
-  --body-text-color-subdued: {SUBDUED_TEXT}; }}
+  --body-text-color-subdued: {SUBDUED_TEXT}; --button-cancel-background-fill: {CANCEL_FILL};
+  --button-cancel-background-fill-hover: {CANCEL_HOVER}; --button-cancel-text-color: white; }}
 .dark .gradio-container {{ --button-primary-background-fill: {BUTTON_FILL};
-  --button-primary-background-fill-hover: {BUTTON_HOVER}; }}
+  --button-primary-background-fill-hover: {BUTTON_HOVER}; --button-cancel-background-fill: {CANCEL_FILL};
+  --button-cancel-background-fill-hover: {CANCEL_HOVER}; --button-cancel-text-color: white; }}
 """
+# The Tokens panel's position badges: Gradio writes white on its category colours (1.9 to 3.7:1); the page's text
+# colour, its background behind, reads in either theme (the chip around it keeps its category colour).
+# The Walkthrough's code (a fenced block that the page's Markdown highlights, ``walkthrough.code_block``): token
+# colours that reach 4.5:1 on the code's background in each theme (Gradio's reached 2.0:1), and long lines wrap
+# rather than make a scroll box of the block on a phone.
+CODE_LIGHT = {"keyword": "#a40e26", "string": "#0a3069", "comment": "#57606a", "function": "#6639ba",
+              "class-name": "#6639ba", "number": "#0550ae", "boolean": "#0550ae", "builtin": "#953800",
+              "decorator": "#953800", "operator": "#a40e26", "punctuation": "#24292f"}  # fmt: skip
+CODE_DARK = {"keyword": "#ff7b72", "string": "#a5d6ff", "comment": "#9ca3af", "function": "#d2a8ff",
+             "class-name": "#d2a8ff", "number": "#79c0ff", "boolean": "#79c0ff", "builtin": "#ffa657",
+             "decorator": "#ffa657", "operator": "#ff7b72", "punctuation": "#e5e7eb"}  # fmt: skip
+_CODE = (
+    "#tokens .label { background-color: var(--body-text-color) !important; color: var(--background-fill-primary); }"
+    "#walk-code pre, #walk-code pre code { white-space: pre-wrap; overflow-wrap: anywhere; }"
+    + "".join(f"#walk-code .token.{name} {{ color: {colour}; }}" for name, colour in CODE_LIGHT.items())
+    + "".join(f".dark #walk-code .token.{name} {{ color: {colour}; }}" for name, colour in CODE_DARK.items())
+)
 # Tables scroll sideways inside themselves rather than lose their last columns; headers break between words only.
 # A view's own HTML table (Head knockout, Token perturbation, Compare, faithfulness, Behaviour) is its own scroll box.
 # A table wider than its box shows a shadow at the edge it scrolls on (the shadows scroll with the box, the covers
@@ -74,6 +99,10 @@ _PHONE = f"""
   .gradio-container {{ padding-left: 4px !important; padding-right: 4px !important; }}
   .gradio-container .row {{ flex-direction: column; }}
   .gradio-container .row > * {{ min-width: 0 !important; width: 100%; }}
+  /* the same with an id: Gradio scopes a page's style sheet under its container, and a row of unequal heights kept
+     its side by side (Head knockout's table got 150 of 326 px, two of its four columns) */
+  #views .row {{ flex-direction: column; align-items: stretch; }}
+  #views .row > * {{ min-width: 0 !important; width: 100%; }}
   .js-plotly-plot, .js-plotly-plot .plot-container {{ max-width: 100%; }}
   #tokens .textfield {{ max-height: 8rem; }}  /* about four rows of chips on a phone, whose rows hold fewer */
 }}
@@ -83,10 +112,13 @@ PAGE_CSS = (
     # About six rows of chips, then the panel scrolls: 256 chips once pushed the tabs 1,400 px down (issue 54)
     " #tokens .textfield { max-height: 12.5rem; overflow-y: auto; }"
     " .explain-html table { border-collapse: collapse; margin: 0.5em 0; }"
-    " .explain-html th, .explain-html td { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
+    # an id, so that the compact cells win over Gradio's prose tables (Behaviour's per-capability table was 424 px
+    # wide on a phone's 300, and cut in the middle of its fourth column)
+    " #views .explain-html :is(th, td) { border: 1px solid #ddd; padding: 2px 8px; text-align: right; }"
     + _DARK
     + _TABS
     + _CONTRAST
+    + _CODE
     + _TABLES
     + _PHONE
 )

@@ -6,6 +6,65 @@
   "use strict";
   const {phonePx, modebarPx, phoneGridLabels} = explorerConfig.phone;
   const TITLE_LINE_PX = 18;  // one line of a 14 px title
+  const TITLE_CHAR_PX = 7.5;  // about the widest a 14 px title's average character is
+  const LEGEND_BELOW = {orientation: "h", yref: "container", y: 0, yanchor: "bottom", x: 0.5, xanchor: "center"};
+  const LEGEND_ROW_PX = 20, LEGEND_SYMBOL_PX = 50, LEGEND_CHAR_PX = 7.5;  // a legend's row; an entry's line and name
+  const PANEL_PX = 190, PANEL_GAP_PX = 110;  // a stacked panel's plot, and the room under it (ticks, axis and next title)
+  // A long title breaks before its parenthesis, and any line still longer than the phone is wide between words:
+  // plotly never wraps a title, and cut it at the figure's edges.
+  const wrapTitle = (text, width) => {
+    const most = Math.max(20, Math.floor((width - 16) / TITLE_CHAR_PX));
+    return text.replace(" (", "<br>(").split("<br>").map((line) => {
+      if (line.length <= most || line.includes("<")) return line;
+      const lines = [""];
+      for (const word of line.split(" ")) {
+        const last = lines[lines.length - 1];
+        if (last && last.length + 1 + word.length > most) lines.push(word);
+        else lines[lines.length - 1] = last ? `${last} ${word}` : word;
+      }
+      return lines.join("<br>");
+    }).join("<br>");
+  };
+  // A row of panels side by side that asks to be stacked on a phone (``layout.meta.stacked_on_phone``, set by
+  // ``figures.stacked_on_phone``: Inside one head, Token embeddings), each trace on its panel's own axes: the
+  // panels go one under another, each the page's width, its title (the paper annotation over it) above it. Side by
+  // side at a phone's width, their titles ran into one another.
+  const stackPanels = (data, layout) => {
+    const panel = (trace) => (trace.xaxis || "x").slice(1);
+    const suffixes = [...new Set(data.map(panel))];
+    if (!layout.meta?.stacked_on_phone || suffixes.length < 2) return;
+    const domain = (name) => layout[name]?.domain || [0, 1];
+    suffixes.sort((a, b) => domain("xaxis" + a)[0] - domain("xaxis" + b)[0]);
+    const plot = suffixes.length * PANEL_PX + (suffixes.length - 1) * PANEL_GAP_PX;
+    layout.annotations = (layout.annotations || []).map((note) => ({...note}));
+    const titles = new Set(layout.annotations.filter((note) => note.xref === "paper" && note.yref === "paper"));
+    suffixes.forEach((s, k) => {
+      const [left, right] = domain("xaxis" + s), top = 1 - (k * (PANEL_PX + PANEL_GAP_PX)) / plot;
+      layout["xaxis" + s] = {...layout["xaxis" + s], domain: [0, 1]};
+      layout["yaxis" + s] = {...layout["yaxis" + s], domain: [top - PANEL_PX / plot, top]};
+      const title = [...titles].find((note) => note.x >= left && note.x <= right);
+      if (!title) return;
+      Object.assign(title, {x: 0.5, y: top, xanchor: "center", yanchor: "bottom", font: {size: 12}});
+      titles.delete(title);
+    });
+    layout.height = plot + layout.margin.t + layout.margin.b;
+    layout.legend = {...layout.legend, ...LEGEND_BELOW};  // a legend at the side would take the panels' width
+  };
+  // A legend along the figure's foot (``figures.LEGEND_BELOW``) takes rows of its own under the plot, more on a phone:
+  // the figure grows by them, so that the plot keeps its height (the positional-encoding curves were squashed). Its
+  // entries flow in rows (``traceorder`` "normal"; a group of entries would take a block of rows of its own).
+  const legendPx = (data, layout, width) => {
+    const legend = layout.legend || {};
+    if (legend.orientation !== "h" || legend.yref !== "container" || layout.showlegend === false) return 0;
+    let rows = 0, x = width;
+    for (const trace of data) {
+      if (trace.showlegend === false || trace.type === "heatmap" || !trace.name) continue;
+      const entry = LEGEND_SYMBOL_PX + String(trace.name).length * LEGEND_CHAR_PX;
+      if (x + entry > width - 8) [rows, x] = [rows + 1, entry];
+      else x += entry;
+    }
+    return rows * LEGEND_ROW_PX;
+  };
   // Numbers in cells (``figures.cell_text``) are wrapped in a coloured span, which plotly's automatic text size
   // would count as characters: size them here from the cell's width instead, at most plotly's 12 px.
   const fitText = (gd, data, layout) => {
@@ -24,14 +83,14 @@
     const bars = data.filter((trace) => trace.type === "bar");
     return new Set(bars.map((trace) => trace.xaxis || "x")).size === bars.length ? bars : [];
   };
-  const phone = (data, layout) => {
+  const phone = (gd, data, layout) => {
     const width = window.innerWidth;
     if (width > phonePx || !layout) return layout;
     const bar = {orientation: "h", x: 0.5, xanchor: "center", y: 0, yref: "container", yanchor: "bottom",
                   len: 0.9, thickness: 10};
-    // A long title breaks before its parenthesis, in a smaller font. Plotly anchors a title of several lines by
-    // its first line and draws the others above it, so each added line moves it down one more line height.
-    const text = layout.title?.text?.replace(" (", "<br>(");
+    // A long title is wrapped (``wrapTitle``), in a smaller font. Plotly anchors a title of several lines by its
+    // first line and draws the others above it, so each added line moves it down one more line height.
+    const text = layout.title?.text && wrapTitle(layout.title.text, width);
     const below = modebarPx + (text ? text.split("<br>").length - 1 : 0) * TITLE_LINE_PX;
     const top = (layout.margin?.t ?? 80) + below;  // the title goes under plotly's toolbar (modebar)
     layout = {...layout, margin: {...(layout.margin || {}), l: 4, r: 4, b: 70, t: top}};
@@ -45,6 +104,9 @@
     for (const name of Object.keys(layout)) {
       if (/^[xy]axis\d*$/.test(name)) layout[name] = {...layout[name], tickfont: {size: 9}, automargin: true};
     }
+    stackPanels(data, layout);
+    const legend = legendPx(data, layout, gd?.clientWidth || width);
+    if (legend) layout.height = (layout.height || 450) + legend;  // plotly's default height is 450
     const cells = smallMultiples(data);
     if (cells.length > 2) {  // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
       const columns = width < 360 ? 1 : 2, rows = Math.ceil(cells.length / columns), gap = 0.04;
@@ -81,7 +143,7 @@
     set: (value) => {
       const react = value.react;
       value.react = (gd, data, layout, config) => {
-        layout = phone(data, layout);
+        layout = phone(gd, data, layout);
         if (layout) fitText(gd, data, layout);
         return react(gd, data, layout, downloadName(gd, config));
       };

@@ -298,7 +298,7 @@ def layout(page: Page) -> Drawing:
     )
     summary = gr.HTML(elem_id="behaviour-summary")
     cancel = cancel_button("behaviour")
-    figures = gr.HTML(elem_id="behaviour-figures")
+    figures = gr.HTML(elem_id="behaviour-figures", elem_classes="explain-html")  # compact cells, as the other tables
     with gr.Row():
         filters = [
             dropdown("part", "Part", DEFAULT_PART),

@@ -133,7 +133,8 @@ def atlas_summary(atlas: dict | None, note: str = "") -> str:
 
 
 def show_atlas() -> tuple:
-    """(summary, small multiples, table, compute button) from the atlas, if there is one."""
+    """(summary, small multiples, table, compute button) from the atlas, if there is one; without one the figure's box
+    is hidden (Gradio's empty plot was a box with an icon, named with an ``aria-label`` its ``div`` may not have)."""
     atlas = ATLAS.current()
     can_compute = atlas is None and data_folder.has_dev_sets(data_folder.data_dir())
     if atlas is None:
@@ -145,8 +146,9 @@ def show_atlas() -> tuple:
         button = gr.Button(
             visible=can_compute, **({"value": "Compute the atlas now"} if note else {})
         )  # note: how long
-        return atlas_summary(None, note), None, gr.Dataframe(value=None), button
-    return atlas_summary(atlas), atlas_figure(atlas), atlas_rows(atlas), gr.Button(visible=False)
+        return atlas_summary(None, note), gr.update(value=None, visible=False), gr.Dataframe(value=None), button
+    figure = gr.update(value=atlas_figure(atlas), visible=True)
+    return atlas_summary(atlas), figure, atlas_rows(atlas), gr.Button(visible=False)
 
 
 def compute_and_show() -> tuple:

@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 from ...explain.head import HeadScores, head_scores
 from .. import payloads, runner
 from ..analysis import Analysis, sentence_ids
-from ..drawing.figures import TEMPLATE, token_labels
+from ..drawing.figures import STACKED_ON_PHONE, TEMPLATE, token_labels
 from ..inputs import chosen_indices, layer_head, number, page_numbers, pick_position, token_choices
 from ..jsonable import to_jsonable
 from ..registry import (
@@ -101,6 +101,7 @@ def head_figure(scores: HeadScores, tokens: list[str], query: int) -> go.Figure:
             f"{scores.mean_entropy:.2f} with scaling, {scores.mean_entropy_unscaled:.2f} without"
         ),
         margin={"t": 80, "l": 10, "r": 10, "b": 10},
+        **STACKED_ON_PHONE,
     )
     return figure
 

@@ -20,7 +20,7 @@ import plotly.graph_objects as go
 from ...interface import SINUSOIDAL_POSITIONS
 from .. import analysis, runner
 from ..analysis import Analysis
-from ..drawing.figures import ENCODING_COLORS, TEMPLATE, token_labels
+from ..drawing.figures import ENCODING_COLORS, LEGEND_BELOW, TEMPLATE, token_labels
 from ..registry import Drawing, Page, PageValues, View
 
 
@@ -72,7 +72,7 @@ def positional_curves(table: np.ndarray, dims: Sequence[int], tokens: Sequence[s
         "yaxis": {"title": {"text": "value"}, "range": [-1.15, 1.15]},
         "height": 380,
         "margin": {"l": 10, "r": 10, "t": 60, "b": 10},
-        "legend": {"orientation": "h", "y": -0.2},
+        "legend": LEGEND_BELOW | {"traceorder": "normal"},  # at a paper y under the axes it lay over the axis title
     }
     return go.Figure(data=traces, layout=layout | (_sentence_band(len(tokens)) if tokens else {}))
 

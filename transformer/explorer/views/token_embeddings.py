@@ -22,7 +22,7 @@ from plotly.subplots import make_subplots
 from ...interface import TUTORIAL_BLOCKS
 from .. import runner
 from ..analysis import Analysis, sentence_ids
-from ..drawing.figures import TEMPLATE, token_labels
+from ..drawing.figures import STACKED_ON_PHONE, TEMPLATE, token_labels
 from ..registry import Drawing, Page, View
 
 TITLE = "Token embeddings"
@@ -141,6 +141,7 @@ def embeddings_figure(view: EmbeddingsView) -> go.Figure:
         title="Token vectors on their two main directions, stage by stage (colour: position)",
         height=440,
         margin={"t": 100, "l": 10, "r": 10, "b": 10},
+        **STACKED_ON_PHONE,
     )
     return figure
 

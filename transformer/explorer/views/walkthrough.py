@@ -234,6 +234,12 @@ STEPS = [
 SOURCES = [inspect.getsource(step.code) for step in STEPS]  # read once, at start-up: never drifts from the code
 
 
+def code_block(source: str) -> str:
+    """``source`` as a fenced Python block: the page's Markdown highlights it with its token classes, whose colours
+    the style sheet sets (``theme._CODE``); a code box's own colours were 2.0 to 4.0:1 on the light page."""
+    return f"```python\n{source.rstrip()}\n```"
+
+
 @dataclass(frozen=True)
 class WalkView:
     """The captured pass with the tokens it read."""
@@ -316,7 +322,7 @@ def draw_step(view: WalkView, step: int, layer: int, head: int) -> tuple:
         layer_index, head_index = layer_head(layer, head, num_layers, num_heads)
     index = 0 if index is None else index - 1
     figure = STEPS[index].values(view.walk, view.tokens, layer_index, head_index)
-    return step_text(view, index, layer_index, head_index), SOURCES[index], figure
+    return step_text(view, index, layer_index, head_index), code_block(SOURCES[index]), figure
 
 
 PER_HEAD = {"queries", "keys", "values", "scores", "scaled", "weights", "heads"}  # (H, ...): one head is shown
@@ -392,7 +398,9 @@ def layout(page: Page) -> Drawing:
         layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="walk-layer")
         head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="walk-head")
     text = gr.Markdown(elem_id="walk-text")
-    code = gr.Code(language="python", label="The code that computes it", elem_id="walk-code", interactive=False)
+    code = gr.Markdown(
+        label="The code that computes it", show_label=True, container=True, buttons=["copy"], elem_id="walk-code"
+    )
     plot = gr.Plot(label="This sentence's numbers", elem_id="walk-plot")
     kept = gr.State()
     inputs, outputs = [page.result, step, layer, head, kept], [text, code, plot, kept]
