@@ -398,9 +398,8 @@ def layout(page: Page) -> Drawing:
         layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="walk-layer")
         head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="walk-head")
     text = gr.Markdown(elem_id="walk-text")
-    code = gr.Markdown(
-        label="The code that computes it", show_label=True, container=True, buttons=["copy"], elem_id="walk-code"
-    )
+    # Gradio's Markdown gives a code block a copy button of its own (a second one, buttons=["copy"], showed two)
+    code = gr.Markdown(label="The code that computes it", show_label=True, container=True, elem_id="walk-code")
     plot = gr.Plot(label="This sentence's numbers", elem_id="walk-plot")
     kept = gr.State()
     inputs, outputs = [page.result, step, layer, head, kept], [text, code, plot, kept]
