@@ -2,6 +2,7 @@
 each table fits the width or scrolls inside a box of its own that does, and the page never scrolls sideways; the
 Head atlas's grid goes to two columns, its titles apart."""
 
+import contextlib
 import json
 
 import pytest
@@ -162,20 +163,31 @@ DRAW_LABELS = """async (figure) => {
 }"""
 
 
-@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
-def test_the_faithfulness_figure_s_legend_never_overlaps_its_axis_titles(browser, url, width):
-    figure = json.loads(faithfulness_figure(erasure_curves(), "positive").to_json())
+@contextlib.contextmanager
+def opened(browser, address: str, width: int = 390):
+    """A fresh page ``width`` px wide (844 px tall) at ``address``."""
     context = browser.new_context(viewport={"width": width, "height": 844})
     page = context.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     try:
-        page.goto(url)
-        page.wait_for_function("() => window.Plotly")
-        drawn = page.evaluate(DRAW_LABELS, figure)
-        assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
-        assert drawn == {"labels": 7, "overlaps": [], "legendInside": True}
+        page.goto(address)
+        yield page
     finally:
         context.close()
+
+
+def labels_drawn(browser, url: str, width: int, figure) -> dict:
+    """``DRAW_LABELS`` of ``figure`` drawn by plotly on a page ``width`` px wide."""
+    with opened(browser, url, width) as page:
+        page.wait_for_function("() => window.Plotly")
+        return page.evaluate(DRAW_LABELS, json.loads(figure.to_json()))
+
+
+@pytest.mark.parametrize("width", [390, 1280], ids=["phone", "desktop"])
+def test_the_faithfulness_figure_s_legend_never_overlaps_its_axis_titles(browser, url, width):
+    drawn = labels_drawn(browser, url, width, faithfulness_figure(erasure_curves(), "positive"))
+    assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
+    assert drawn == {"labels": 7, "overlaps": [], "legendInside": True}
 
 
 # The figure's title and every annotation in ``plot`` (a row of panels' titles among them): which pairs overlap, and
@@ -223,18 +235,9 @@ def test_the_positional_encoding_curves_keep_their_height_and_their_legend_off_t
     """Issue 53: on a phone the legend of the curves (8 entries: 4 dimensions, each with its dots) lay over the
     "position" axis title, and the curves were squashed into what was left."""
     table = analysis.positional_table(runner.get_model()[0].model)
-    figure = json.loads(positional_curves(table, [2, 3, 6, 12], ["a", "dull", "film"]).to_json())
-    context = browser.new_context(viewport={"width": width, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    try:
-        page.goto(url)
-        page.wait_for_function("() => window.Plotly")
-        drawn = page.evaluate(DRAW_LABELS, figure)
-        assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
-        assert drawn == {"labels": 4, "overlaps": [], "legendInside": True}  # legend, 2 axis titles, "your 3 tokens"
-    finally:
-        context.close()
+    drawn = labels_drawn(browser, url, width, positional_curves(table, [2, 3, 6, 12], ["a", "dull", "film"]))
+    assert drawn.pop("plotHeight") >= 180  # the legend's rows leave the curves room
+    assert drawn == {"labels": 4, "overlaps": [], "legendInside": True}  # legend, 2 axis titles, "your 3 tokens"
 
 
 # Each of Behaviour's tables on screen: how it scrolls, whether it shows it (two scroll shadows) and takes the
@@ -262,33 +265,21 @@ def test_behaviour_s_tables_on_a_phone_scroll_in_their_box_show_it_take_the_keyb
     """Issue 53: at 390 px the per-capability table was cut in the middle of a word at the page's edge; it scrolls in
     a box of its own that shows it has more, which the keyboard can reach to scroll (axe's
     scrollable-region-focusable), and no cell breaks a word."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    try:
-        page.goto(f"{url}?view=behaviour")
+    with opened(browser, f"{url}?view=behaviour") as page:
         page.wait_for_function("() => document.querySelector('#behaviour-figures table')?.offsetParent")
         (capabilities,) = page.evaluate(BEHAVIOUR_TABLES)  # the per-test table is folded away
-        assert capabilities["wider"], capabilities  # it has more than the phone shows: what the rest checks matters
-        assert capabilities == {
-            "scrolls": "auto", "shadows": 2, "focusable": True, "wider": True, "fits": True, "broken": []
-        }  # fmt: skip
-    finally:
-        context.close()
+    assert capabilities["wider"], capabilities  # it has more than the phone shows: what the rest checks matters
+    assert capabilities == {
+        "scrolls": "auto", "shadows": 2, "focusable": True, "wider": True, "fits": True, "broken": []
+    }  # fmt: skip
 
 
 def test_head_knockout_s_table_takes_the_phone_s_width_under_the_prediction(browser, url):
     """Issue 53: on a phone the Head knockout table stood beside the prediction in a 150 px box and showed two of its
     four columns; the row stacks, and the table's box is as wide as the tab."""
-    context = browser.new_context(viewport={"width": 390, "height": 844})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    try:
-        page.goto(f"{url}?view=knockout&heads_off=L1+H1")
+    with opened(browser, f"{url}?view=knockout&heads_off=L1+H1") as page:
         page.wait_for_function("() => document.querySelector('#knockout-summary table')")
         widths = page.evaluate(
             "() => ['#knockout-summary', '#views'].map((s) => document.querySelector(s).getBoundingClientRect().width)"
         )
-        assert widths[0] >= 0.9 * widths[1], widths
-    finally:
-        context.close()
+    assert widths[0] >= 0.9 * widths[1], widths

@@ -278,7 +278,7 @@ def test_the_corpus_views_say_how_long_before_they_start_beyond_the_threshold(
         assert (said in summary) == (threshold == 0) and views.head_atlas.ATLAS.current() is None  # nothing ran
         assert ("about" in button.constructor_args.get("value", "about 30 s")) == (threshold != 0)  # no second time
     with without_artifact(views.behaviour.REPORT, folder, tmp_path / "cache", monkeypatch):
-        summary, *_, needed = views.behaviour.show_behaviour("test", "all", "all", "", SORTS[0], None)
+        summary, _, _, needed, *_ = views.behaviour.show_behaviour("test", "all", "all", "", SORTS[0], None)
         assert needed.startswith(model_artifacts.RUN) and (said in summary) == (threshold == 0)
 
 

@@ -12,7 +12,7 @@ import torch
 from tiny import tiny_model
 
 from transformer.explain.walkthrough import walk_through
-from transformer.explorer.views.walkthrough import SOURCES, STEPS, WalkView, draw_step
+from transformer.explorer.views.walkthrough import SOURCES, STEPS, WalkView, code_block, draw_step
 
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 
@@ -38,7 +38,7 @@ def test_every_step_draws_at_every_length_up_to_128(model):
         layer, head = (1, 1) if n % 2 else (model.num_layers, model.num_heads)  # each end in turn
         for step in range(1, len(STEPS) + 1):
             text, code, figure = draw_step(view, step, layer, head)
-            assert text.startswith(f"### {step}.") and code == SOURCES[step - 1]
+            assert text.startswith(f"### {step}.") and code == code_block(SOURCES[step - 1])
             for low, high in axis_domains(figure):
                 assert 0.0 <= low < high <= 1.0, (n, step, low, high)
             if n in VALIDATED:

@@ -296,7 +296,10 @@ def page_values(block) -> st.SearchStrategy:
         return st.lists(pick, unique=True, max_size=len(choices)) if schema.get("type") == "array" else pick
     if isinstance(block, gr.Slider):
         return st.integers(int(block.minimum), int(block.maximum))
-    return for_schema(schema)
+    # A text box takes at most its max_length (each visible one has one); a dropdown's typed value, CAP. Longer, the
+    # request is over the guard's body cap and refused (413) before any event: test_guard.py tests that.
+    most = getattr(block, "max_length", None) or CAP
+    return for_schema(schema).map(lambda value: value[:most] if isinstance(value, str) else value)
 
 
 def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, client, url, ui_events):

@@ -305,7 +305,9 @@ def layout(page: Page) -> Drawing:
             dropdown("capability", "Capability"),
             dropdown("test", "Test"),
         ]
-        search = gr.Textbox(label="Text contains", placeholder="press Enter to search", elem_id="behaviour-search")
+        search = gr.Textbox(
+            label="Text contains", placeholder="press Enter to search", max_length=200, elem_id="behaviour-search"
+        )
         order = gr.Dropdown(list(SORTS), value=SORTS[0], label="Order", elem_id="behaviour-order")
     cases = gr.Dataframe(
         headers=COLUMNS,

@@ -18,7 +18,7 @@ import torch
 
 from ...explain.compare import Comparison, compare_attentions
 from .. import runner
-from ..analysis import Analysis, EmptyInputError, InputError
+from ..analysis import MAX_INPUT_CHARS, Analysis, EmptyInputError, InputError
 from ..drawing import status
 from ..drawing.attention_maps import attention_heatmap
 from ..drawing.colour import colour_scale, excluded_positions
@@ -196,7 +196,7 @@ def sentences_layout(page: Page) -> Drawing:
         "for the tokens the two share (lined up in order; red: B attends more)."
     )
     with gr.Row(equal_height=True):
-        text = gr.Textbox(EXAMPLE, label="Sentence B", scale=3, elem_id="compare-text")
+        text = gr.Textbox(EXAMPLE, label="Sentence B", scale=3, max_length=MAX_INPUT_CHARS, elem_id="compare-text")
         layer = gr.Radio(layer_choices(page.model), value=1, label="Layer", elem_id="compare-layer")
         head = gr.Radio(head_choices(page.model), value=1, label="Head", elem_id="compare-head")
         button = gr.Button("Compare", elem_id="compare-button")

@@ -190,7 +190,9 @@ def layout(page: Page) -> Drawing:
             allow_custom_value=True,  # checked by check_filters, which never echoes a deep link's markup
             elem_id="errors-label",
         )
-        search = gr.Textbox(label="Text contains", placeholder="press Enter to search", elem_id="errors-search")
+        search = gr.Textbox(
+            label="Text contains", placeholder="press Enter to search", max_length=200, elem_id="errors-search"
+        )
     summary = gr.HTML(elem_id="errors-summary")
     cancel = cancel_button("errors")
     table = gr.Dataframe(

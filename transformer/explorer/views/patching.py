@@ -18,7 +18,7 @@ import torch
 from ...explain.layer_readout import layer_readout as readout_logits
 from ...explain.patching import DIRECTIONS, activation_patching
 from .. import runner
-from ..analysis import Analysis, EmptyInputError, InputError, read_tokens, sentence_ids
+from ..analysis import MAX_INPUT_CHARS, Analysis, EmptyInputError, InputError, read_tokens, sentence_ids
 from ..drawing.markup import table
 from ..drawing.patching import heads_figure, readout_figure, restored_figure
 from ..inputs import choice, shown
@@ -238,8 +238,8 @@ def layout(page: Page) -> Drawing:
     )
     first_a, first_b = next(iter(EXAMPLES.values()))
     with gr.Row(equal_height=True):
-        text_a = gr.Textbox(first_a, label="Sentence A", elem_id="patching-a")
-        text_b = gr.Textbox(first_b, label="Sentence B", elem_id="patching-b")
+        text_a = gr.Textbox(first_a, label="Sentence A", max_length=MAX_INPUT_CHARS, elem_id="patching-a")
+        text_b = gr.Textbox(first_b, label="Sentence B", max_length=MAX_INPUT_CHARS, elem_id="patching-b")
     with gr.Row(equal_height=True):
         example = gr.Dropdown(list(EXAMPLES), value=None, label="Example pair", elem_id="patching-example")
         direction = gr.Radio(DIRECTION_CHOICES, value="b_into_a", label="Patch", elem_id="patching-direction")

@@ -15,7 +15,7 @@ import torch
 
 from ...explain.counterfactual import WordOrder, sentence_permutation, word_order_experiment
 from .. import runner
-from ..analysis import Analysis, InputError, check_text, sentence_ids
+from ..analysis import MAX_INPUT_CHARS, Analysis, InputError, check_text, sentence_ids
 from ..drawing.figures import CLASS_COLOURS, TEMPLATE, escape
 from ..drawing.markup import sentence, table
 from ..inputs import choice, number, whole_number
@@ -214,7 +214,7 @@ def layout(page: Page) -> Drawing:
             [("shuffle the tokens", "shuffle"), ("my own reordering", "yours")], value="shuffle", label="Reordering"
         )
         seed = gr.Number(0, precision=0, minimum=0, label="Shuffle seed")
-        reordered = gr.Textbox(label="My reordering (the same words)", elem_id="reordered")
+        reordered = gr.Textbox(label="My reordering (the same words)", max_length=MAX_INPUT_CHARS, elem_id="reordered")
         button = gr.Button("Reorder", elem_id="reorder")
     summary = gr.HTML(elem_id="order-summary", elem_classes="explain-html")
     plot = gr.Plot(label="Predictions", elem_id="order-plot")
