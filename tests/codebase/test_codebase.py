@@ -278,7 +278,12 @@ def test_make_lint_type_checks_the_interface_the_explanations_the_hub_and_the_ex
     assert re.search(r"^mypy==[\d.]+$", (ROOT / "requirements-dev.txt").read_text(encoding="utf-8"), re.M)
 
 
-GRADIO_PRIVATE = ["._queue", "event_ids_to_events", "state_holder", "_api_info", "router.routes", "queue.push"]
+GRADIO_PRIVATE = [  # Gradio's internals: its queue's and blocks' records, and modules outside its documented API
+    *["._queue", "event_ids_to_events", "state_holder", "_api_info", "router.routes", "queue.push"],
+    *["pending_event_ids_session", "pending_messages_per_session", "event_queue_per_concurrency_id", "active_jobs"],
+    *["send_message", "preprocess_data", "temp_file_sets", "server.config", "LocalContext"],
+    *["gradio.utils", "gradio.context", "gradio.queueing", "gradio.data_classes", "gradio.server_messages"],
+]
 SEAM = EXPLORER / "serving" / "gradio_seam.py"
 
 

@@ -22,14 +22,13 @@ from typing import TypeGuard
 
 import gradio as gr
 import torch
-from gradio.context import LocalContext
-from gradio.utils import get_type_hints
 
 from ..explain import heap
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
 from .analysis import Analysis, InputError
 from .jsonable import to_jsonable
+from .serving import gradio_seam
 
 try:  # Hugging Face ZeroGPU: the model's work runs inside spaces.GPU; imported before anything touches CUDA
     import spaces
@@ -112,7 +111,7 @@ def stoppable():
     """Inside it, the model passes of the Gradio event running it stop once that event is cancelled (``cancel``):
     the next pass raises ``JobCancelled``, and a cancel that came before it began raises at once. While it runs,
     its event is ``running``. Outside an event (a script, a test's direct call) it does nothing."""
-    event_id = LocalContext.event_id.get(None)
+    event_id = gradio_seam.current_event_id()
     if event_id is None or _stop.get() is not None:  # no event, or a stop already given (a job inside a job)
         yield
         return
@@ -166,7 +165,7 @@ def one_job(fn, slots: threading.Semaphore):
         except JobCancelled as error:
             raise user_error(error, "Cancelled") from None
 
-    job.__annotations__ = get_type_hints(fn)
+    job.__annotations__ = gradio_seam.type_hints_gradio_reads(fn)
     return job
 
 

@@ -2,6 +2,7 @@
 the explorer relies on, and a replaced method or route is really called on a request. An upgrade that moves one
 fails here, in a test named after the seam."""
 
+import asyncio
 import inspect
 import json
 
@@ -10,7 +11,7 @@ import httpx
 import pytest
 from app_fixtures import serving
 from gradio.data_classes import CancelBody
-from gradio.queueing import Queue
+from gradio.queueing import Event, Queue
 
 from transformer.explorer.serving import gradio_seam
 
@@ -19,6 +20,7 @@ pytestmark = [  # gradio's queue summarises its events with pandas after each on
     pytest.mark.filterwarnings("ignore:The copy keyword is deprecated"),
 ]
 CANCEL, DEEP_LINK = "/gradio_api/cancel", "/gradio_api/deep_link"
+PROGRESS = gr.Progress()
 
 
 def shouting_page() -> gr.Blocks:
@@ -46,6 +48,69 @@ def test_seam_the_queue_is_the_blocks_queue_with_its_events_by_id():
     assert gradio_seam.is_queued(queue, "e1") and gradio_seam.queued_event(queue, "e1") is event
     gradio_seam.forget_event(queue, "e1")
     assert not gradio_seam.is_queued(queue, "e1") and gradio_seam.queued_event(queue, "e1") is None
+
+
+def test_seam_unread_answers_are_the_queues_records_per_session():
+    queue = gradio_seam.queue_of(shouting_page())
+    assert isinstance(queue.pending_event_ids_session, dict) and isinstance(queue.pending_messages_per_session, dict)
+    assert gradio_seam.unread_event_ids(queue, "s1") is None and not gradio_seam.has_answer_stream(queue, "s1")
+    queue.pending_event_ids_session["s1"] = {"e1"}
+    queue.pending_messages_per_session["s1"] = messages = asyncio.Queue()
+    assert gradio_seam.unread_event_ids(queue, "s1") == {"e1"} and gradio_seam.unread_messages(queue, "s1") is messages
+    assert gradio_seam.session_with_unread(queue, "e1") == "s1" and gradio_seam.session_with_unread(queue, "e2") is None
+    assert gradio_seam.has_answer_stream(queue, "s1")
+    gradio_seam.forget_unread(queue, "s1")
+    assert gradio_seam.unread_event_ids(queue, "s1") is None and not gradio_seam.has_answer_stream(queue, "s1")
+    queue.pending_event_ids_session["s2"] = {"e3"}  # an answer recorded, its stream not (yet) open
+    assert not gradio_seam.has_answer_stream(queue, "s2")
+
+
+def test_seam_running_and_waiting_jobs_are_the_queues_own_lists():
+    """The fair queue reorders the lists ``waiting_groups`` gives in place, so they must be the queue's own."""
+    demo = shouting_page()
+    queue = gradio_seam.queue_of(demo)
+    assert list(inspect.signature(Event).parameters) == ["session_hash", "fn", "request", "username"]
+    event = Event("s1", next(iter(demo.fns.values())), request=None, username=None)
+    assert {"session_hash", "fn", "request", "data"} <= set(vars(event))  # read in place by the fair queue
+    assert gradio_seam.event_id_of(event) and gradio_seam.event_id_of(event) != "s1"
+    assert gradio_seam.waiting_groups(queue) == []  # a group appears with its first job
+    queue.create_event_queue_for_fn(event.fn)
+    assert gradio_seam.waiting_groups(queue) == [[]]
+    gradio_seam.waiting_groups(queue)[0].append(event)
+    assert gradio_seam.waiting_groups(queue) == [[event]]
+    queue.active_jobs[:] = [None, None]  # a worker each, as Gradio sets them when the queue starts
+    assert gradio_seam.running_events(queue) == []
+    queue.active_jobs[1] = [event]
+    assert gradio_seam.running_events(queue) == [event]
+    assert list(inspect.signature(Queue.send_message).parameters) == ["self", "event", "event_message"]
+
+
+def test_seam_blocks_read_inputs_keep_returned_files_and_a_server_config():
+    demo = shouting_page()
+    read = demo.preprocess_data
+    assert inspect.iscoroutinefunction(read)
+    assert list(inspect.signature(read).parameters) == ["block_fn", "inputs", "state", "explicit_call"]
+    gradio_seam.wrap_input_reading(demo, lambda own: ("wrapped", own))
+    assert demo.preprocess_data == ("wrapped", read)
+    assert isinstance(gradio_seam.returned_file_sets(demo), list)
+    assert gradio_seam.server_config_of(demo) is None  # not launched
+
+
+def test_seam_gradio_s_own_readers_keep_their_shape():
+    def described(text: str, progress: gr.Progress = PROGRESS) -> dict:
+        """Say it.
+
+        Args:
+            text: what to say.
+        """
+        return {}
+
+    assert gradio_seam.current_event_id() is None  # outside an event
+    assert gradio_seam.type_hints_gradio_reads(described)["progress"] is gr.Progress
+    about, parameters, _ = gradio_seam.docstring_parts(described)
+    assert about.startswith("Say it") and parameters["text"] == "what to say."
+    assert isinstance(gradio_seam.upload_folder(), str)
+    assert {"session_hash", "fn_index", "event_id"} <= set(gradio_seam.CancelBody.model_fields)
 
 
 def test_seam_push_is_the_queues_coroutine_that_takes_each_job():

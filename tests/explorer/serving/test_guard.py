@@ -32,7 +32,7 @@ from transformer.explorer.page import api
 from transformer.explorer.page import launch as server
 from transformer.explorer.page.address import share_link
 from transformer.explorer.registry import Registry
-from transformer.explorer.serving import admission, clients, fair_queue, guard, link_store, sessions
+from transformer.explorer.serving import admission, clients, fair_queue, gradio_seam, guard, link_store, sessions
 from transformer.explorer.views import VIEWS
 
 REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
@@ -453,9 +453,9 @@ def test_a_light_call_is_answered_while_heavy_jobs_hold_every_model_worker(app, 
         assert "event: complete" in answer and not release.is_set()
     finally:
         release.set()
-        queue = app.demo._queue
+        queue = gradio_seam.queue_of(app.demo)
         deadline = time.monotonic() + 20  # the next test starts with an empty queue
-        while (fair_queue.waiting_events(queue) or fair_queue.running_events(queue)) and time.monotonic() < deadline:
+        while (fair_queue.waiting_events(queue) or gradio_seam.running_events(queue)) and time.monotonic() < deadline:
             time.sleep(0.05)
 
 

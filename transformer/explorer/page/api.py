@@ -14,7 +14,6 @@ import inspect
 import re
 
 import gradio as gr
-from gradio.utils import get_function_description
 
 from .. import payloads, runner
 from ..registry import Registry
@@ -112,7 +111,7 @@ def documented(fn) -> tuple[str, dict[str, str], list[str]]:
     """``fn``'s docstring as Gradio reads it (description, {parameter: its line}, the answer's lines), read as the API
     page's plain text: each parameter's description whole (Gradio keeps only an argument's first line, cutting
     "... for every head. An answer" mid-sentence), and reST's double backticks dropped around a name."""
-    about, parameters, returns = get_function_description(fn)
+    about, parameters, returns = gradio_seam.docstring_parts(fn)
     arguments = _arguments(inspect.getdoc(fn) or "")
     whole = {name: arguments.get(name, line) for name, line in parameters.items()}
     return plain(about), {name: plain(line) for name, line in whole.items()}, [plain(line) for line in returns]

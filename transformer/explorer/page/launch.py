@@ -41,7 +41,6 @@ import threading
 import gradio as gr
 import h11
 from fastapi import HTTPException, Request
-from gradio.data_classes import CancelBody
 from starlette.middleware import Middleware
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -96,25 +95,27 @@ def quiet_input_errors(demo) -> None:
     """Make what ``demo`` refuses while reading an event's inputs (too few values, a value not among a control's
     choices, text that is not valid Unicode: ``inputs.check_unicode``) a short ``gr.Error`` for the sender: Gradio
     would print a traceback, quoting the values, per call."""
-    read_inputs = demo.preprocess_data
 
-    async def read_inputs_quietly(block_fn, inputs, *args, **kwargs):
-        try:
-            check_unicode(inputs)
-        except InputError as error:
-            raise gr.Error(str(error), title="Cannot read this text", print_exception=False) from None
-        try:
-            return await read_inputs(block_fn, inputs, *args, **kwargs)
-        except gr.Error as error:  # a component's own refusal, already worded for the sender
-            error.print_exception = False
-            raise
-        except Exception as error:  # every refusal here is about the sender's values
-            reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else "bad inputs"
-            raise gr.Error(
-                html.escape(reason, quote=False), title="Cannot use these inputs", print_exception=False
-            ) from None
+    def quietly(read_inputs):
+        async def read_inputs_quietly(block_fn, inputs, *args, **kwargs):
+            try:
+                check_unicode(inputs)
+            except InputError as error:
+                raise gr.Error(str(error), title="Cannot read this text", print_exception=False) from None
+            try:
+                return await read_inputs(block_fn, inputs, *args, **kwargs)
+            except gr.Error as error:  # a component's own refusal, already worded for the sender
+                error.print_exception = False
+                raise
+            except Exception as error:  # every refusal here is about the sender's values
+                reason = str(error).strip().splitlines()[0][:200] if str(error).strip() else "bad inputs"
+                raise gr.Error(
+                    html.escape(reason, quote=False), title="Cannot use these inputs", print_exception=False
+                ) from None
 
-    demo.preprocess_data = read_inputs_quietly
+        return read_inputs_quietly
+
+    gradio_seam.wrap_input_reading(demo, quietly)
 
 
 GRADIO_CANCEL = "/gradio_api/cancel"
@@ -128,7 +129,7 @@ def stop_on_cancel(app) -> None:
     session is its event id, which a leak would give away)."""
     gradio_cancel = gradio_seam.gradio_endpoint(app, GRADIO_CANCEL)
 
-    async def cancel(body: CancelBody, request: Request):
+    async def cancel(body: gradio_seam.CancelBody, request: Request):
         queue = gradio_seam.queue_of(app.get_blocks())
         if not own_session(queue, body.session_hash, clients.request_client(request)):
             raise HTTPException(403, "Only the client that sent a job can cancel it.")
@@ -166,7 +167,7 @@ def forget_removed_files(blocks) -> int:
     one: about 150 bytes per export, a set that would grow for as long as the server runs.
     """
     forgotten = 0
-    for paths in blocks.temp_file_sets:
+    for paths in gradio_seam.returned_file_sets(blocks):
         for path in list(paths):  # copied: an event may be adding to it on another thread
             if not os.path.exists(path):
                 paths.discard(path)
@@ -284,10 +285,10 @@ async def limit_connections(app) -> None:
     sets ``blocks.server`` after start-up), give the connections it opens from then on ``KEEP_ALIVE_SECONDS``
     and ``ConnectionDeadlines``: uvicorn makes each connection from its settings when it opens."""
     blocks = app.get_blocks()
-    while getattr(getattr(blocks, "server", None), "config", None) is None or blocks.server.config.app is not app:
+    while (config := gradio_seam.server_config_of(blocks)) is None or config.app is not app:
         await asyncio.sleep(0.05)  # not yet set, or still the server of an earlier launch
-    blocks.server.config.timeout_keep_alive = KEEP_ALIVE_SECONDS
-    blocks.server.config.http_protocol_class = ConnectionDeadlines
+    config.timeout_keep_alive = KEEP_ALIVE_SECONDS
+    config.http_protocol_class = ConnectionDeadlines
 
 
 @contextlib.asynccontextmanager

@@ -172,16 +172,16 @@ class Admission:
 
 def unread(queue, ticket: Ticket) -> bool:
     """Whether ``ticket``'s answer is still waiting in Gradio's ``queue`` for its client to read it."""
-    return ticket.event_id in queue.pending_event_ids_session.get(ticket.session_hash, ())
+    return ticket.event_id in (gradio_seam.unread_event_ids(queue, ticket.session_hash) or ())
 
 
 def drop_answer(queue, ticket: Ticket) -> None:
     """Remove what Gradio's ``queue`` keeps for ``ticket``'s event (its messages, its answer among them), and the
     session's message queue once nothing is pending in it."""
-    pending = queue.pending_event_ids_session.get(ticket.session_hash)
+    pending = gradio_seam.unread_event_ids(queue, ticket.session_hash)
     if pending is not None:
         pending.discard(ticket.event_id)
-    messages = queue.pending_messages_per_session.get(ticket.session_hash)
+    messages = gradio_seam.unread_messages(queue, ticket.session_hash)
     if messages is not None:
         kept = []
         while not messages.empty():  # an asyncio.Queue: drained and refilled in one step of the event loop
@@ -191,5 +191,4 @@ def drop_answer(queue, ticket: Ticket) -> None:
         for message in kept:
             messages.put_nowait(message)
     if not pending and (messages is None or messages.empty()):
-        queue.pending_event_ids_session.pop(ticket.session_hash, None)
-        queue.pending_messages_per_session.pop(ticket.session_hash, None)
+        gradio_seam.forget_unread(queue, ticket.session_hash)

@@ -17,8 +17,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from gradio.utils import get_upload_folder
-
+from . import gradio_seam
 from .pruning import prune_oldest
 
 EXPORT_SUBFOLDER = "attention-explorer-exports"
@@ -33,7 +32,7 @@ def export_dir() -> Path:
     Returns:
         ``<Gradio's upload folder>/attention-explorer-exports`` (not created here).
     """
-    return Path(get_upload_folder()) / EXPORT_SUBFOLDER
+    return Path(gradio_seam.upload_folder()) / EXPORT_SUBFOLDER
 
 
 def _touch(path: Path) -> None:

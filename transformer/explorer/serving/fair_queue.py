@@ -21,8 +21,6 @@ from __future__ import annotations
 import time
 from collections import Counter
 
-from gradio.server_messages import ProcessCompletedMessage
-
 from . import admission, clients, gradio_seam
 
 
@@ -37,14 +35,9 @@ def cost_of(event) -> float:
     return admission.call_cost(getattr(event, "fn", None), getattr(body, "data", None))
 
 
-def running_events(queue) -> list:
-    """The events Gradio's ``queue`` is processing now."""
-    return [event for job in list(queue.active_jobs) if job is not None for event in job]
-
-
 def waiting_events(queue) -> list:
     """The events waiting in every concurrency group of Gradio's ``queue``."""
-    return [event for events in list(queue.event_queue_per_concurrency_id.values()) for event in events.queue]
+    return [event for events in gradio_seam.waiting_groups(queue) for event in events]
 
 
 AGE_CREDIT = 1.0  # cost a waiting job's rank loses per second waited: one light call's
@@ -78,14 +71,14 @@ def make_fair(queue, clock=time.monotonic) -> None:
     arrived: dict[int, tuple[object, float]] = {}  # id(event) -> (the event, kept so its id is not reused; when)
 
     def reorder() -> None:
-        now, running, waiting = clock(), running_events(queue), waiting_events(queue)
+        now, running, waiting = clock(), gradio_seam.running_events(queue), waiting_events(queue)
         for event in waiting:
             arrived.setdefault(id(event), (event, now))
         for gone in arrived.keys() - {id(event) for event in waiting}:
             del arrived[gone]
-        for events in queue.event_queue_per_concurrency_id.values():
-            if len(events.queue) > 1:
-                events.queue[:] = fair_order(events.queue, running, lambda event: now - arrived[id(event)][1])
+        for events in gradio_seam.waiting_groups(queue):
+            if len(events) > 1:
+                events[:] = fair_order(events, running, lambda event: now - arrived[id(event)][1])
 
     gradio_seam.after_each_push(queue, reorder)
 
@@ -93,11 +86,11 @@ def make_fair(queue, clock=time.monotonic) -> None:
 def drop_waiting(queue, event_id: str, reason: str) -> bool:
     """Take the waiting event ``event_id`` out of Gradio's ``queue`` and tell its client ``reason``; True if it
     was waiting (a running or finished event is left alone)."""
-    for events in queue.event_queue_per_concurrency_id.values():
-        event = next((event for event in events.queue if event._id == event_id), None)
+    for events in gradio_seam.waiting_groups(queue):
+        event = next((event for event in events if gradio_seam.event_id_of(event) == event_id), None)
         if event is not None:
-            events.queue.remove(event)
+            events.remove(event)
             gradio_seam.forget_event(queue, event_id)
-            queue.send_message(event, ProcessCompletedMessage(output={"error": reason}, success=False, title="Busy"))
+            gradio_seam.tell_dropped(queue, event, reason)
             return True
     return False

@@ -34,11 +34,32 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   each parameter as "1st", "2nd" and the answer as "Any": the parameters' names and descriptions, and the answer's
   keys, are written into the components' schema here.
 
-Gradio internals still read in place, outside this module (not yet behind a seam): the queue's
-``pending_event_ids_session``, ``pending_messages_per_session``, ``event_queue_per_concurrency_id``,
-``active_jobs``, ``send_message`` and an event's ``_id`` (``admission``, ``guard``, ``fair_queue``), ``LeanSession``'s
-overrides of ``SessionState`` (``sessions``), ``Blocks.preprocess_data``, ``temp_file_sets`` and ``server.config``
-(``page.launch``), and ``gradio.context.LocalContext`` (``runner.stoppable``).
+- **Answers not yet read** (``unread_event_ids``, ``unread_messages``, ``session_with_unread``,
+  ``has_answer_stream``, ``forget_unread``: ``Queue.pending_event_ids_session``, ``pending_messages_per_session``).
+  Admission counts an answer its client has not read against that client and drops it when the client is gone; the
+  guard refuses a stream of answers for a session the queue does not hold. Gradio keeps them until read, unbounded.
+- **Running and waiting jobs** (``running_events``, ``waiting_groups``, ``event_id_of``, ``tell_dropped``:
+  ``Queue.active_jobs``, ``event_queue_per_concurrency_id``, ``Event._id``, ``Queue.send_message``). The fair queue
+  orders each group's waiting list in place, and a full queue drops one waiting job with a message to its client.
+  A queued event's ``session_hash``, ``fn``, ``request`` and ``data`` (set in ``Event.__init__``) are read as they
+  are; the contract test checks they are still set there.
+- **Reading an event's inputs** (``wrap_input_reading``: ``Blocks.preprocess_data``). A refused input becomes a
+  one-line ``gr.Error`` instead of a traceback quoting the values; no public hook runs before a component's
+  ``preprocess``.
+- **Files an event returned** (``returned_file_sets``: ``Blocks.temp_file_sets``). Gradio keeps every path until
+  shutdown; pruned exports are forgotten so the sets do not grow for weeks.
+- **The server's settings** (``server_config_of``: ``Blocks.server.config``, uvicorn's ``Config``). Keep-alive and
+  per-connection deadlines; ``launch()`` takes no uvicorn settings.
+- **The running event** (``current_event_id``: ``gradio.context.LocalContext.event_id``). A cancelled event's model
+  passes stop; an event handler is not told its own id.
+- **Gradio's own readers** (``type_hints_gradio_reads``, ``docstring_parts``, ``upload_folder``, ``CancelBody``:
+  ``gradio.utils.get_type_hints``, ``get_function_description``, ``get_upload_folder``,
+  ``gradio.data_classes.CancelBody``). A job wrapper keeps the hints Gradio reads (``gr.Progress``, ``gr.Request``);
+  the API page's descriptions are parsed as ``gr.api`` parses them for MCP; exports go where Gradio serves files
+  from; the cancel route takes Gradio's own body.
+
+``sessions.LeanSession`` and ``LeanSessions`` subclass ``SessionState`` and ``StateHolder`` and override methods the
+contract test names.
 """
 
 from __future__ import annotations
@@ -46,24 +67,45 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from gradio.context import LocalContext
+from gradio.data_classes import CancelBody
+from gradio.server_messages import ProcessCompletedMessage
 from gradio.state_holder import SessionState, StateHolder
+from gradio.utils import get_function_description, get_type_hints, get_upload_folder
 
 __all__ = [
     "CHECKED_ON",
+    "CancelBody",
     "SessionState",
     "StateHolder",
     "after_each_push",
+    "current_event_id",
     "describe_on_api_page",
+    "docstring_parts",
+    "event_id_of",
     "forget_event",
+    "forget_unread",
     "gradio_endpoint",
+    "has_answer_stream",
     "is_queued",
     "queue_of",
     "queued_event",
     "queued_events",
     "replace_route",
+    "returned_file_sets",
     "route_first",
+    "running_events",
+    "server_config_of",
     "session_store_of",
+    "session_with_unread",
+    "tell_dropped",
+    "type_hints_gradio_reads",
+    "unread_event_ids",
+    "unread_messages",
+    "upload_folder",
     "use_session_store",
+    "waiting_groups",
+    "wrap_input_reading",
 ]
 
 # The Gradio versions each seam's shape was checked on (the contract test): 6.31.0, the pin; 6.30.0, the release
@@ -141,3 +183,86 @@ def replace_route(app, path: str, endpoint: Callable, methods: list[str]) -> Non
 def describe_on_api_page(component, described: dict) -> None:
     """Add ``described`` to the schema the API page shows for ``component``, one of ``gr.api``'s ``gr.Api``s."""
     component._api_info = component._api_info | described
+
+
+def unread_event_ids(queue, session: str) -> set | None:
+    """The ids of ``session``'s events whose answers ``queue`` holds unread (Gradio's own set: discarding from it
+    drops the record), or None for none."""
+    return queue.pending_event_ids_session.get(session)
+
+
+def unread_messages(queue, session: str):
+    """The ``asyncio.Queue`` of ``session``'s messages not yet sent to it, or None for none."""
+    return queue.pending_messages_per_session.get(session)
+
+
+def session_with_unread(queue, event_id: str) -> str | None:
+    """The session holding ``event_id``'s unread answer, or None."""
+    return next((session for session, ids in queue.pending_event_ids_session.items() if event_id in ids), None)
+
+
+def has_answer_stream(queue, session: str) -> bool:
+    """Whether ``queue`` holds a stream of messages for ``session`` (one it may read)."""
+    return session in queue.pending_messages_per_session
+
+
+def forget_unread(queue, session: str) -> None:
+    """Drop ``queue``'s record of ``session``'s unread answers and its message stream; nothing if absent."""
+    queue.pending_event_ids_session.pop(session, None)
+    queue.pending_messages_per_session.pop(session, None)
+
+
+def running_events(queue) -> list:
+    """The events ``queue`` is processing now."""
+    return [event for job in list(queue.active_jobs) if job is not None for event in job]
+
+
+def waiting_groups(queue) -> list[list]:
+    """Each concurrency group's list of waiting events, in its order: Gradio's own lists, reordered in place."""
+    return [events.queue for events in list(queue.event_queue_per_concurrency_id.values())]
+
+
+def event_id_of(event) -> str:
+    """The id of a queued ``event`` (the one its client cancels and ``queued_event`` finds)."""
+    return event._id
+
+
+def tell_dropped(queue, event, reason: str) -> None:
+    """Send ``event``'s client the end of its job: an error saying ``reason``, titled "Busy"."""
+    queue.send_message(event, ProcessCompletedMessage(output={"error": reason}, success=False, title="Busy"))
+
+
+def wrap_input_reading(blocks, wrap: Callable[[Callable], Callable]) -> None:
+    """Make ``blocks`` read each event's inputs with ``wrap(read)``, ``read`` being its own coroutine
+    ``read(block_fn, inputs, state, explicit_call=False)``."""
+    blocks.preprocess_data = wrap(blocks.preprocess_data)
+
+
+def returned_file_sets(blocks) -> list[set]:
+    """The sets of file paths ``blocks``' events returned, which Gradio keeps to delete at shutdown (its own sets)."""
+    return blocks.temp_file_sets
+
+
+def server_config_of(blocks) -> Any | None:
+    """The uvicorn ``Config`` of the server ``blocks`` runs on, or None before it has one."""
+    return getattr(getattr(blocks, "server", None), "config", None)
+
+
+def current_event_id() -> str | None:
+    """The id of the Gradio event the calling thread runs for, or None outside an event."""
+    return LocalContext.event_id.get(None)
+
+
+def type_hints_gradio_reads(fn: Callable) -> dict:
+    """``fn``'s type hints as Gradio reads them to find ``gr.Progress`` and ``gr.Request`` parameters."""
+    return get_type_hints(fn)
+
+
+def docstring_parts(fn: Callable) -> tuple[str, dict, list]:
+    """``fn``'s docstring parsed as ``gr.api`` parses it: (description, {parameter: description}, returns)."""
+    return get_function_description(fn)
+
+
+def upload_folder() -> str:
+    """The folder Gradio serves returned files from (``GRADIO_TEMP_DIR`` or its default)."""
+    return get_upload_folder()

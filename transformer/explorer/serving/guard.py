@@ -169,16 +169,16 @@ def session_of(queue, event_id: str) -> str:
     event = gradio_seam.queued_event(queue, event_id)
     if event is not None:
         return event.session_hash
-    return next((session for session, ids in queue.pending_event_ids_session.items() if event_id in ids), event_id)
+    return gradio_seam.session_with_unread(queue, event_id) or event_id
 
 
 def known_stream(queue, route: str, query: str) -> bool:
     """Whether a GET of answers (``queue/data`` or a ``/call`` event's) names a session the queue holds."""
     if route == "queue/data":
         session = parse_qs(query).get("session_hash", [""])[0]
-        return session in queue.pending_messages_per_session
+        return gradio_seam.has_answer_stream(queue, session)
     event = EVENT_STREAM.fullmatch(route)
-    return event is None or session_of(queue, event[1]) in queue.pending_messages_per_session
+    return event is None or gradio_seam.has_answer_stream(queue, session_of(queue, event[1]))
 
 
 def make_room(queue, held: admission.Admission, client: str, cost: float) -> admission.Ticket | None:
@@ -188,7 +188,7 @@ def make_room(queue, held: admission.Admission, client: str, cost: float) -> adm
     waiting = fair_queue.waiting_events(queue)
     if queue.max_size is None or len(waiting) < queue.max_size:
         return None
-    waiting_ids = {event._id for event in waiting}
+    waiting_ids = {gradio_seam.event_id_of(event) for event in waiting}
     newest_waiting = {  # client -> its newest waiting job's ticket
         owner: ticket for owner, tickets in held.tickets.items() for ticket in tickets if ticket.event_id in waiting_ids
     }
