@@ -162,9 +162,18 @@ def test_passes_on_several_threads_give_the_one_thread_grid_and_share_every_stag
     model = tiny_model(seed=1)
     alone = activation_patching(model, A, B, threads=1)
     patched_rows = {}  # thread -> the rows it ran through the last block, one entry a pass
-    model.layers[-1].register_forward_pre_hook(
-        lambda module, args: patched_rows.setdefault(threading.get_ident(), []).append(args[0].size(0))
-    )
+    caller, lock = threading.get_ident(), threading.Lock()
+    meeting = threading.Barrier(2, timeout=30)  # two workers' first passes wait for each other: they run at once
+
+    def count_rows(module, args):
+        with lock:
+            thread = patched_rows.setdefault(threading.get_ident(), [])
+            thread.append(args[0].size(0))
+            first_of_two = len(thread) == 1 and len(patched_rows.keys() - {caller}) <= 2
+        if first_of_two and threading.get_ident() != caller:
+            meeting.wait()  # broken (the test fails) if no second thread ever runs a pass
+
+    model.layers[-1].register_forward_pre_hook(count_rows)
     shared = activation_patching(model, A, B, threads=3)
     torch.testing.assert_close(shared.restored, alone.restored)
     torch.testing.assert_close(shared.heads, alone.heads)
