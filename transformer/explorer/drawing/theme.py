@@ -50,10 +50,8 @@ _TABS = f"""
 # page's) and, on the light page, its subdued text (footer, a slider's ends, 1.9:1). The dark theme is set on
 # <body>: the variables set on the page's container under it win over the theme's, and ``:root:root`` over ``:root``.
 BUTTON_FILL, BUTTON_HOVER, SUBDUED_TEXT = "#c2410c", "#9a3412", "#52525b"  # white on them: 5.2:1, 7.3:1; 7.7:1 on white
-CANCEL_FILL, CANCEL_HOVER = (
-    "#b91c1c",
-    "#991b1b",
-)  # a Cancel button's (variant "stop"): white on them 6.5:1, 8.3:1 (was 3.8)
+CANCEL_FILL = "#b91c1c"  # a Cancel button's (variant "stop"): white on it 6.5:1 (was 3.8)
+CANCEL_HOVER = "#991b1b"  # and under the pointer: 8.3:1
 _CONTRAST = f"""
 :root:root {{ --button-primary-background-fill: {BUTTON_FILL}; --button-primary-background-fill-hover: {BUTTON_HOVER};
   --body-text-color-subdued: {SUBDUED_TEXT}; --button-cancel-background-fill: {CANCEL_FILL};

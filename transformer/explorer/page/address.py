@@ -14,6 +14,7 @@ import gradio as gr
 from .. import runner
 from ..analysis import InputError
 from ..drawing import theme
+from ..drawing.figures import LEGEND_BELOW
 from ..registry import GLOBAL_PARAMS, Registry
 from ..serving import clients, link_store
 from . import scripts
@@ -77,5 +78,10 @@ def script_config(registry: Registry) -> dict:
         "redrawId": scripts.REDRAW_ID,
         "currentId": scripts.CURRENT_ID,
         "viewOfTitle": registry.titles,
-        "phone": {"phonePx": theme.PHONE_PX, "modebarPx": theme.MODEBAR_PX, "phoneGridLabels": theme.PHONE_GRID_LABELS},
+        "phone": {
+            "phonePx": theme.PHONE_PX,
+            "modebarPx": theme.MODEBAR_PX,
+            "phoneGridLabels": theme.PHONE_GRID_LABELS,
+            "legendBelow": LEGEND_BELOW,
+        },
     }

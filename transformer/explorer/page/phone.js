@@ -4,10 +4,9 @@
 // changes).
 (() => {
   "use strict";
-  const {phonePx, modebarPx, phoneGridLabels} = explorerConfig.phone;
+  const {phonePx, modebarPx, phoneGridLabels, legendBelow: LEGEND_BELOW} = explorerConfig.phone;
   const TITLE_LINE_PX = 18;  // one line of a 14 px title
   const TITLE_CHAR_PX = 7.5;  // about the widest a 14 px title's average character is
-  const LEGEND_BELOW = {orientation: "h", yref: "container", y: 0, yanchor: "bottom", x: 0.5, xanchor: "center"};
   const LEGEND_ROW_PX = 20, LEGEND_SYMBOL_PX = 50, LEGEND_CHAR_PX = 7.5;  // a legend's row; an entry's line and name
   const PANEL_PX = 190, PANEL_GAP_PX = 110;  // a stacked panel's plot, and the room under it (ticks, axis and next title)
   // A long title breaks before its parenthesis, and any line still longer than the phone is wide between words:
@@ -26,7 +25,7 @@
     }).join("<br>");
   };
   // A row of panels side by side that asks to be stacked on a phone (``layout.meta.stacked_on_phone``, set by
-  // ``figures.stacked_on_phone``: Inside one head, Token embeddings), each trace on its panel's own axes: the
+  // ``figures.STACKED_ON_PHONE``: Inside one head, Token embeddings), each trace on its panel's own axes: the
   // panels go one under another, each the page's width, its title (the paper annotation over it) above it. Side by
   // side at a phone's width, their titles ran into one another.
   const stackPanels = (data, layout) => {
