@@ -17,7 +17,8 @@ from app_fixtures import forget_the_models, probe_endpoints
 from hub_checkpoints import write_sized_bert
 from tiny import write_dev_sets
 
-from transformer.explorer import payloads, runner, views, weighting
+from transformer.explorer import payloads, runner, views
+from transformer.explorer.controls import weighting
 from transformer.explorer.page import api
 from transformer.explorer.registry import Registry
 from transformer.explorer.views import VIEWS

@@ -1,4 +1,5 @@
-"""One sentence through two models, the explorer's (A) and MODEL_ID_B's (B): what Compare shows when both are loaded.
+"""One sentence through two models, the explorer's (A) and MODEL_ID_B's (B): the numbers Compare draws when both are
+loaded (``views.compare``).
 
 Each model reads the sentence with its own tokenizer, so their tokens need not line up (a BERT adds [CLS] and
 [SEP] and cuts words into pieces): each model's head and attributions are drawn on its own tokens, side by
@@ -9,12 +10,10 @@ Shape letters: N = one model's tokens, C = classes.
 
 from __future__ import annotations
 
-import html
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import plotly.graph_objects as go
 import torch
 
 from ..explain.attribution import IntegratedGradients, gradient_x_input, integrated_gradients
@@ -22,12 +21,6 @@ from ..explain.budget import ig_steps
 from ..interface import Classifier
 from . import runner
 from .analysis import Analysis, sentence_ids
-from .drawing.attention_maps import attention_heatmap
-from .drawing.attributions import attribution_figure, attribution_html
-from .drawing.colour import colour_scale, excluded_positions
-from .drawing.figures import TEMPLATE
-from .drawing.markup import change_rows, probabilities, table
-from .drawing.token_spans import text_pieces
 from .inputs import PREDICTED, checked_numbers, class_index, model_head
 
 NAMES = ("A", "B")
@@ -124,67 +117,3 @@ def same_classes(readings: Sequence[ModelReading]) -> bool:
     """Whether both models name the same classes in the same order, case aside ("POSITIVE" is "positive")."""
     names = [[name.casefold() for name in reading.label_names] for reading in readings]
     return names[0] == names[1]
-
-
-def models_summary(view: ModelsView) -> str:
-    """Each model's source and shape, which of them lacks the head, and the predictions class by class."""
-    lines = [
-        f"<b>{r.name}</b>: {html.escape(r.source)}, {r.num_layers} layers of {r.num_heads} heads, "
-        f"{len(r.tokens)} tokens; attributions for its prediction, <b>{html.escape(r.attributions.target_label)}</b>."
-        + ("" if r.attention is not None else f" It has no layer {view.layer}, head {view.head}.")
-        for r in view.readings
-    ]
-    a, b = view.readings
-    classes = (
-        table(["class", "A", "B", "B − A"], change_rows(a.label_names, a.probabilities, b.probabilities))
-        if same_classes(view.readings)
-        else "<p>The models name their classes differently, so their predictions are shown apart.</p>"
-    )
-    return "".join(f"<p>{line}</p>" for line in lines) + classes
-
-
-def no_head_figure(view: ModelsView, reading: ModelReading) -> go.Figure:
-    """An empty figure that says the model has no such head, where its heatmap would be."""
-    figure = go.Figure()
-    figure.add_annotation(
-        text=f"Model {reading.name} has no layer {view.layer}, head {view.head}:<br>"
-        f"it has {reading.num_layers} layers of {reading.num_heads} heads.",
-        showarrow=False,
-        font={"size": 14},
-    )
-    figure.update_xaxes(visible=False)
-    figure.update_yaxes(visible=False)
-    figure.update_layout(template=TEMPLATE, height=300, margin={"t": 20, "l": 10, "r": 10, "b": 10})
-    return figure
-
-
-def reading_figures(view: ModelsView, reading: ModelReading, scale: str, leave_out) -> tuple:
-    """(prediction, the head's heatmap, IG over the text, both attributions per token) of one model."""
-    explained = reading.attributions
-    ig = explained.integrated_gradients
-    if reading.attention is None:
-        heatmap = no_head_figure(view, reading)
-    else:
-        title = f"Model {reading.name}, layer {view.layer}, head {view.head}"
-        exclude = excluded_positions(reading.tokens, leave_out)
-        heatmap = attention_heatmap(reading.tokens, reading.attention, title, scale=scale, exclude=exclude)
-    caption = f"Model {reading.name}: Integrated Gradients for {explained.target_label} ({ig.steps} steps)"
-    scores = torch.stack([explained.gradient_x_input, ig.attributions])  # (2, N)
-    return (
-        probabilities(reading.label_names, reading.probabilities),
-        heatmap,
-        attribution_html(text_pieces(view.text, reading.offsets), reading.tokens, ig.attributions, caption),
-        attribution_figure(
-            scores,
-            ["gradient × input", "integrated gradients"],
-            reading.tokens,
-            title=f"Model {reading.name}'s attributions (each row on its own scale)",
-        ),
-    )
-
-
-def models_panel(view: ModelsView, scale: str, leave_out: Sequence[str] | None) -> tuple:
-    """(prediction A, prediction B, summary, A's head, B's head, A's and B's IG over the text, A's and B's
-    attributions per token): each pair side by side on the page."""
-    a, b = (reading_figures(view, reading, colour_scale(scale), leave_out) for reading in view.readings)
-    return a[0], b[0], models_summary(view), a[1], b[1], a[2], b[2], a[3], b[3]

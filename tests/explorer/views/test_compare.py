@@ -2,6 +2,7 @@
 in each model that has it and each model's attributions for its prediction; loading the second model, its
 address controls, its endpoint, and the page laid out with it."""
 
+import re
 import types
 
 import gradio as gr
@@ -16,7 +17,7 @@ from transformer.explorer import runner, views
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.registry import Reading
-from transformer.explorer.two_models import same_classes
+from transformer.explorer.two_models import ModelReading, ModelsView, same_classes
 from transformer.explorer.views import compare
 from transformer.loading import load_model
 
@@ -216,3 +217,41 @@ def test_compare_tab_without_a_shared_token_says_so_and_draws_no_empty_box(app, 
 def test_compare_tab_asks_for_a_second_sentence(app, result):
     *figures, summary, kept = views.compare.show_compare(result, "  ", 1, 1, "global", [], None)
     assert "second sentence" in summary and kept is None and figures == [None] * 5
+
+
+# The summary of two models (models_summary): each class's probability under A, under B, and B − A, from readings
+# made by hand.
+
+
+def hand_reading(name: str, probabilities: list[float], label_names=("negative", "positive")) -> ModelReading:
+    return ModelReading(
+        name=name,
+        source=f"model {name}",
+        tokens=["a", "b"],
+        offsets=[(0, 1), (2, 3)],
+        label_names=list(label_names),
+        probabilities=probabilities,
+        num_layers=2,
+        num_heads=2,
+        attention=None,
+        attributions=types.SimpleNamespace(target_label="positive"),
+    )
+
+
+def table_rows(summary: str) -> list[list[str]]:
+    return [re.findall(r"<t[dh]>(.*?)</t[dh]>", row) for row in re.findall(r"<tr>(.*?)</tr>", summary)]
+
+
+def test_the_table_gives_a_then_b_then_b_minus_a():
+    view = ModelsView("a b", 1, 1, (hand_reading("A", [0.8, 0.2]), hand_reading("B", [0.3, 0.7])))
+    assert table_rows(compare.models_summary(view)) == [
+        ["class", "A", "B", "B − A"],
+        ["negative", "0.8000", "0.3000", "-0.5000"],
+        ["positive", "0.2000", "0.7000", "+0.5000"],
+    ]
+
+
+def test_models_naming_their_classes_differently_get_no_table():
+    view = ModelsView("a b", 1, 1, (hand_reading("A", [0.8, 0.2]), hand_reading("B", [0.3, 0.7], ("neg", "pos"))))
+    summary = compare.models_summary(view)
+    assert not table_rows(summary) and "name their classes differently" in summary

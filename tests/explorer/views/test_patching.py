@@ -11,7 +11,8 @@ import pytest
 import torch
 from app_fixtures import MARKUP
 
-from transformer.explorer import analysis, runner, weighting
+from transformer.explorer import analysis, runner
+from transformer.explorer.controls import weighting
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.drawing.patching import pair_labels, restored_figure
 from transformer.explorer.page import api

@@ -5,8 +5,8 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
-from .. import weighting
 from ..analysis import Analysis
+from ..controls import weighting
 from ..drawing.attention_maps import attention_grid
 from ..drawing.colour import colour_scale, excluded_positions
 from ..registry import Drawing, Page, PageValues, View

@@ -8,8 +8,9 @@ from __future__ import annotations
 import gradio as gr
 import plotly.graph_objects as go
 
-from .. import payloads, runner, weighting
+from .. import payloads, runner
 from ..analysis import Analysis
+from ..controls import weighting
 from ..drawing.attention_maps import attention_heatmap
 from ..drawing.colour import colour_scale, excluded_positions
 from ..inputs import layer_head, page_number

@@ -12,12 +12,12 @@ from __future__ import annotations
 import gradio as gr
 import numpy as np
 
-from ..explain.attention_norms import weighted
-from . import runner
-from .analysis import Analysis
-from .inputs import choice
-from .payloads import chosen_maps
-from .registry import Reading
+from ...explain.attention_norms import weighted
+from .. import runner
+from ..analysis import Analysis
+from ..inputs import choice
+from ..payloads import chosen_maps
+from ..registry import Reading
 
 WEIGHTS, NORMS = "weights", "norms"
 CHOICES = [("weights", WEIGHTS), ("weight × ‖f(x)‖", NORMS)]
