@@ -31,7 +31,7 @@ PREDICTED = "predicted"  # the target-class choice that follows the model's pred
 _HEAD_LABEL = re.compile(r"\s*L\s*(\d+)\s*H\s*(\d+)\s*", re.IGNORECASE)
 
 
-def shown(value, limit: int = 40) -> str:
+def quoted(value, limit: int = 40) -> str:
     """A caller's value quoted in a message: its repr, cut to ``limit`` characters and HTML-escaped.
 
     Gradio shows error messages as HTML, and a value may be markup or 10,000 characters long.
@@ -77,7 +77,7 @@ def whole_number(value, name: str, low: int, high: int) -> int:
     except (TypeError, ValueError, OverflowError):
         ok = False
     if not ok:
-        raise InputError(f"{name} must be a whole number from {low} to {high}; got {shown(value)}.")
+        raise InputError(f"{name} must be a whole number from {low} to {high}; got {quoted(value)}.")
     return number
 
 
@@ -174,7 +174,7 @@ def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads:
         The named heads, each once, in (layer, head) order.
     """
     if isinstance(labels, str) or not isinstance(labels, list | tuple):
-        raise InputError(f'Heads must be a list of names like "L1 H2"; got {shown(labels)}.')
+        raise InputError(f'Heads must be a list of names like "L1 H2"; got {quoted(labels)}.')
     # No list of distinct heads is longer, and refusing a longer one first keeps a call's cost to the model's size.
     if len(labels) > (most := num_layers * num_heads):
         raise InputError(f"Name at most {most} heads (the model has {most}); got {len(labels):,} names.")
@@ -182,7 +182,7 @@ def parse_heads(labels: list[str] | tuple[str, ...], num_layers: int, num_heads:
     for label in labels:
         match = _HEAD_LABEL.fullmatch(label) if isinstance(label, str) else None
         if match is None:
-            raise InputError(f'Name heads like "L1 H2" (layer 1, head 2); got {shown(label)}.')
+            raise InputError(f'Name heads like "L1 H2" (layer 1, head 2); got {quoted(label)}.')
         heads.add(
             (
                 whole_number(match[1], "The layer in a head name", 1, num_layers) - 1,
@@ -199,7 +199,7 @@ def class_index(target: str | None, result) -> int:
         return int(np.argmax(result.probabilities))
     if target not in result.label_names:
         names = html.escape(", ".join(result.label_names), quote=False)
-        raise InputError(f'Choose a target class from {names} (or "{PREDICTED}"); got {shown(target)}.')
+        raise InputError(f'Choose a target class from {names} (or "{PREDICTED}"); got {quoted(target)}.')
     return result.label_names.index(target)
 
 

@@ -158,8 +158,8 @@ def test_switching_the_weighting_redraws_from_the_analysis_without_the_model(app
     result = runner.run_model(A)
     calls = len(forward_calls)
     weights = attention.show_head(result, 1, "1")
-    norms = attention.show_head(result, 1, "1", shown=weighting.NORMS)
-    grid = all_heads.show_grid(result, shown=weighting.NORMS)
+    norms = attention.show_head(result, 1, "1", measure=weighting.NORMS)
+    grid = all_heads.show_grid(result, measure=weighting.NORMS)
     assert len(forward_calls) == calls
     expected = result.attentions[0, 0] * result.value_norms[0, 0][None, :]
     np.testing.assert_allclose(shown_values(norms.data[0]), expected, atol=1e-4)  # sent to 4 decimals

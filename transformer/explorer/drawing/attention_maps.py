@@ -249,11 +249,11 @@ def attention_grid(
     return figure
 
 
-def _small_multiples(labels: list[str], colours: np.ndarray, shown: np.ndarray | None, hover: str) -> go.Figure:
+def _small_multiples(labels: list[str], colours: np.ndarray, hover_values: np.ndarray | None, hover: str) -> go.Figure:
     """One subplot a head (``_grid_skeleton``) sharing one colour axis.
 
     Shape:
-        colours, shown: (L, H, M, M), M = len(labels); ``shown`` the hover's values, when they are not the colours.
+        colours, hover_values: (L, H, M, M), M = len(labels); ``hover_values`` when they are not the colours.
     """
     num_layers, num_heads, m, _ = colours.shape
     show_ticks = m <= MAX_TICK_LABELS
@@ -269,7 +269,7 @@ def _small_multiples(labels: list[str], colours: np.ndarray, shown: np.ndarray |
                 "y": labels,
                 "coloraxis": "coloraxis",
                 "hovertemplate": f"layer {page_number(layer)} · head {page_number(head)}<br>{hover}",
-                **({"customdata": shown[layer, head]} if shown is not None else {}),
+                **({"customdata": hover_values[layer, head]} if hover_values is not None else {}),
             }
             for layer, head in cells
         ],
@@ -282,13 +282,13 @@ def _small_multiples(labels: list[str], colours: np.ndarray, shown: np.ndarray |
     return figure
 
 
-def _mosaic(labels: list[str], colours: np.ndarray, shown: np.ndarray | None, hover: str) -> go.Figure:
+def _mosaic(labels: list[str], colours: np.ndarray, hover_values: np.ndarray | None, hover: str) -> go.Figure:
     """Every head's map in one heatmap, layers down and heads across, a line between two maps: one trace and one
     pair of axes, where a subplot a head is 2 × L × H axes for the browser to lay out. A cell's hover names its
     layer and query ("L2 · 5 the") and its head and key ("H3 · 7 film").
 
     Shape:
-        colours, shown: (L, H, M, M), M = len(labels); ``shown`` the hover's values, when they are not the colours.
+        colours, hover_values: (L, H, M, M), M = len(labels); ``hover_values`` when they are not the colours.
     """
     num_layers, num_heads, m, _ = colours.shape
 
@@ -305,7 +305,7 @@ def _mosaic(labels: list[str], colours: np.ndarray, shown: np.ndarray | None, ho
         "zmin": 0.0,
         "colorscale": ATTENTION_COLORS,
         "hovertemplate": hover,
-        **({"customdata": side_by_side(shown)} if shown is not None else {}),
+        **({"customdata": side_by_side(hover_values)} if hover_values is not None else {}),
     }
     middles = [k * m + m // 2 for k in range(max(num_layers, num_heads))]
     line = {"type": "line", "line": {"color": "white", "width": 2}}

@@ -24,8 +24,8 @@ def prediction_box(**settings) -> gr.Label:
     (``prediction_value``), not only under the top class. (A subclass of a component would have Gradio write a
     ``.pyi`` beside this module.)"""
     box = gr.Label(**settings)
-    shown = box.postprocess
-    box.postprocess = lambda value: value if isinstance(value, LabelData) else shown(value)
+    label_postprocess = box.postprocess
+    box.postprocess = lambda value: value if isinstance(value, LabelData) else label_postprocess(value)
     return box
 
 

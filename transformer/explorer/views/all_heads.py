@@ -13,18 +13,18 @@ from ..registry import Drawing, Page, PageValues, View
 
 
 def show_grid(
-    result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None, shown: str = weighting.WEIGHTS
+    result: Analysis | None, scale: str = "global", leave_out: list[str] | None = None, measure: str = weighting.WEIGHTS
 ) -> go.Figure | None:
-    """Redraw every layer's and head's attention, or weight × ‖f(x)‖ (``shown``), from the kept analysis (no model
+    """Redraw every layer's and head's attention, or weight × ‖f(x)‖ (``measure``), from the kept analysis (no model
     call)."""
     if result is None:
         return None
     return attention_grid(
         result.tokens,
-        weighting.attentions(result, shown),
+        weighting.attentions(result, measure),
         scale=colour_scale(scale),
         exclude=excluded_positions(result.tokens, leave_out),
-        value_name=weighting.value_name(shown),
+        value_name=weighting.value_name(measure),
     )
 
 
@@ -39,10 +39,10 @@ def layout(page: Page) -> Drawing:
         "scale, so you can spot the heads that look at the previous token, at themselves or at one word. "
         + weighting.NOTE
     )
-    shown = weighting.control("grid-weighting")
+    measure_control = weighting.control("grid-weighting")
     grid = gr.Plot(label="Every layer and head", elem_id="attention-grid")
-    inputs = [page.result, page.scale, page.leave_out, shown]
-    return Drawing(show_grid, inputs, [grid], [shown.input], {"grid_weighting": shown})
+    inputs = [page.result, page.scale, page.leave_out, measure_control]
+    return Drawing(show_grid, inputs, [grid], [measure_control.input], {"grid_weighting": measure_control})
 
 
 VIEW = View("all-heads", "All heads", layout, params={"grid_weighting": weighting.read}, main=draw_main)

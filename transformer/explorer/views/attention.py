@@ -23,15 +23,15 @@ def show_head(
     head: str,
     scale: str = "global",
     leave_out: list[str] | None = None,
-    shown: str = weighting.WEIGHTS,
+    measure: str = weighting.WEIGHTS,
 ) -> go.Figure | None:
     """Redraw the one-head heatmap from the kept analysis (no model call); ``head`` is "1".."H" or "mean";
-    ``shown`` the weights or weight × ‖f(x)‖ (``weighting``)."""
+    ``measure`` the weights or weight × ‖f(x)‖ (``weighting``)."""
     if result is None:
         return None
     with runner.clear_errors():
         layer_index, head_index = layer_head(layer, head, *result.attentions.shape[:2], mean=True)
-    layer_weights = weighting.attentions(result, shown)[layer_index]  # (H, N, N)
+    layer_weights = weighting.attentions(result, measure)[layer_index]  # (H, N, N)
     weights = layer_weights.mean(axis=0) if head_index is None else layer_weights[head_index]
     which = "mean of all heads" if head_index is None else f"head {page_number(head_index)}"
     return attention_heatmap(
@@ -40,7 +40,7 @@ def show_head(
         f"Layer {page_number(layer_index)}, {which}: who attends to whom",
         scale=colour_scale(scale),
         exclude=excluded_positions(result.tokens, leave_out),
-        value_name=weighting.value_name(shown),
+        value_name=weighting.value_name(measure),
     )
 
 
@@ -78,11 +78,11 @@ def layout(page: Page) -> Drawing:
     with gr.Row():
         page.layer.render()
         page.head.render()
-        shown = weighting.control("attention-weighting")
+        measure_control = weighting.control("attention-weighting")
     heatmap = gr.Plot(label="Attention: one head or the mean of the heads", elem_id="attention-heatmap")
-    inputs = [page.result, page.layer, page.head, page.scale, page.leave_out, shown]
-    triggers = [page.layer.input, page.head.input, shown.input]
-    return Drawing(show_head, inputs, [heatmap], triggers, {"weighting": shown})
+    inputs = [page.result, page.layer, page.head, page.scale, page.leave_out, measure_control]
+    triggers = [page.layer.input, page.head.input, measure_control.input]
+    return Drawing(show_head, inputs, [heatmap], triggers, {"weighting": measure_control})
 
 
 VIEW = View(

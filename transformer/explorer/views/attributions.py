@@ -25,7 +25,7 @@ from ..drawing.attributions import attribution_figure, attribution_html
 from ..drawing.erasure import corpus_table, faithfulness_figure, faithfulness_html
 from ..drawing.figures import escape, heatmap
 from ..drawing.token_spans import text_pieces
-from ..inputs import PREDICTED, choice, class_index, number, shown, whole_number
+from ..inputs import PREDICTED, choice, class_index, number, quoted, whole_number
 from ..registry import Drawing, Page, View, cancel_button
 
 MAX_IG_STEPS = 128  # the slider's top and the check's: no API caller gets more steps than the page offers
@@ -76,7 +76,7 @@ def attribution_view(
     steps = default_steps(model, len(result.tokens)) if steps is None else steps
     steps = whole_number(steps, "Integrated Gradients steps", 1, MAX_IG_STEPS)
     if baseline not in BASELINES:
-        raise InputError(f"The baseline is one of {', '.join(BASELINES)}; got {shown(baseline)}.")
+        raise InputError(f"The baseline is one of {', '.join(BASELINES)}; got {quoted(baseline)}.")
     ids = sentence_ids(model, result)
     gradient = gradient_x_input(model, ids, index).cpu()  # (N,)
     ig = runner.on_cpu(integrated_gradients(model, ids, index, baseline, steps))
@@ -108,7 +108,7 @@ def faithfulness_scores(view: AttributionView) -> torch.Tensor:
 def check_removal(removal) -> str:
     """``removal`` if it is one of ``MODES``, else a clear ``InputError``."""
     if removal not in MODES:
-        raise InputError(f"The removal is one of {', '.join(MODES)}; got {shown(removal)}.")
+        raise InputError(f"The removal is one of {', '.join(MODES)}; got {quoted(removal)}.")
     return removal
 
 

@@ -23,7 +23,7 @@ from ..analysis import InputError
 from ..corpus import model_files
 from ..corpus.on_demand import ModelArtifact, compute_then_draw, model_identity, requested, run_request, time_note
 from ..drawing.markup import table
-from ..inputs import shown, whole_number
+from ..inputs import quoted, whole_number
 from ..page import scripts
 from ..registry import Drawing, Page, View, cancel_button
 
@@ -63,7 +63,7 @@ def run_live(name: str) -> dict:
         InputError: a name that is not a test of the suite.
     """
     if name not in suite():
-        raise InputError(f"Choose a test of the suite (e.g. {next(iter(suite()))}); got {shown(name)}.")
+        raise InputError(f"Choose a test of the suite (e.g. {next(iter(suite()))}); got {quoted(name)}.")
     loaded, _ = runner.get_model()
     sha = model_identity()[1]
     return model_files.build_behaviour(loaded.model, loaded.tokenizer, sha or "unknown", [suite()[name]])
@@ -96,11 +96,11 @@ def check_filters(part, capability, test, search, order) -> tuple[str, str, str,
     for key, value in (("part", part), ("capability", capability), ("test", test)):
         if value not in choices(key):
             allowed = ", ".join(choices(key)[:4])
-            raise InputError(f"Choose a {key} of the suite ({allowed}, ...); got {shown(value)}.")
+            raise InputError(f"Choose a {key} of the suite ({allowed}, ...); got {quoted(value)}.")
     if order not in SORTS:
-        raise InputError(f"Choose an order from {', '.join(SORTS)}; got {shown(order)}.")
+        raise InputError(f"Choose an order from {', '.join(SORTS)}; got {quoted(order)}.")
     if not isinstance(search, str):
-        raise InputError(f"The search must be text; got {shown(search)}.")
+        raise InputError(f"The search must be text; got {quoted(search)}.")
     return part, capability, test, search[:200], order
 
 

@@ -28,7 +28,7 @@ from ..corpus.on_demand import (
     run_request,
     time_note,
 )
-from ..inputs import choice, shown, whole_number
+from ..inputs import choice, quoted, whole_number
 from ..page import scripts
 from ..registry import Drawing, Page, View, cancel_button, kept_control, read_text
 
@@ -79,11 +79,11 @@ def check_filters(data: dict, set_name, label, search) -> tuple[str, str, str]:
     """The filters as sent when the file offers them, else an ``InputError`` that says what is allowed."""
     sets, labels = filter_choices(data)
     if set_name not in sets:
-        raise InputError(f"Choose a set from {', '.join(sets)}; got {shown(set_name)}.")
+        raise InputError(f"Choose a set from {', '.join(sets)}; got {quoted(set_name)}.")
     if label not in labels:
-        raise InputError(f"Choose a true label from {', '.join(labels)}; got {shown(label)}.")
+        raise InputError(f"Choose a true label from {', '.join(labels)}; got {quoted(label)}.")
     if not isinstance(search, str):
-        raise InputError(f"The search must be text; got {shown(search)}.")
+        raise InputError(f"The search must be text; got {quoted(search)}.")
     return set_name, label, search[:200]
 
 

@@ -21,7 +21,7 @@ from .. import runner
 from ..analysis import MAX_INPUT_CHARS, Analysis, EmptyInputError, InputError, read_tokens, sentence_ids
 from ..drawing.markup import table
 from ..drawing.patching import heads_figure, readout_figure, restored_figure
-from ..inputs import choice, shown
+from ..inputs import choice, quoted
 from ..page import scripts
 from ..registry import Drawing, Page, View, cancel_button, read_text
 
@@ -81,8 +81,8 @@ def length_message(tokens_a: list[str], tokens_b: list[str]) -> str:
 
 def edit(tokens_a: list[str], tokens_b: list[str], kind: str, a_start: int, a_end: int, b_start: int, b_end: int):
     """One place where B parts from A, in words: what B adds, drops or has instead, and where in A."""
-    where = f"before {shown(tokens_a[a_end])} (A's position {a_end})" if a_end < len(tokens_a) else "at the end"
-    a_piece, b_piece = shown(" ".join(tokens_a[a_start:a_end])), shown(" ".join(tokens_b[b_start:b_end]))
+    where = f"before {quoted(tokens_a[a_end])} (A's position {a_end})" if a_end < len(tokens_a) else "at the end"
+    a_piece, b_piece = quoted(" ".join(tokens_a[a_start:a_end])), quoted(" ".join(tokens_b[b_start:b_end]))
     if kind == "insert":
         return f"B adds {b_piece} {where}"
     if kind == "delete":
@@ -103,7 +103,7 @@ def readout_probabilities(model, ids: torch.Tensor) -> torch.Tensor:
 def patching_view(model, tokenizer, result: Analysis, text_b: str = "", direction: str = "b_into_a") -> PatchingView:
     """Patch B into A (or A into B) at every stage, position and head; A is ``result``, B is read here."""
     if direction not in DIRECTIONS:
-        raise InputError(f"The direction is one of {', '.join(DIRECTIONS)}; got {shown(direction)}.")
+        raise InputError(f"The direction is one of {', '.join(DIRECTIONS)}; got {quoted(direction)}.")
     encoding_b, n_b = read_tokens(model, tokenizer, text_b)  # B's tokens only: its attentions would sit under the grid
     tokens_b = list(encoding_b.tokens[:n_b])
     if len(result.tokens) != n_b:

@@ -16,7 +16,7 @@ from ...tokenizer import MASK_TOKEN
 from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
 from ..drawing.markup import change_rows, probabilities, sentence, table
-from ..inputs import choice, number, pick_position, shown, token_choices, whole_number
+from ..inputs import choice, number, pick_position, quoted, token_choices, whole_number
 from ..registry import Drawing, Page, View, kept_control
 
 PERTURBATIONS = ("mask", "remove")
@@ -48,7 +48,7 @@ def perturbation_view(model, tokenizer, result: Analysis, position: int = 0, mod
     n = len(result.tokens)
     position = whole_number(position, "The token position", 0, n - 1)
     if mode not in PERTURBATIONS:
-        raise InputError(f"Choose how to change the token: {' or '.join(PERTURBATIONS)}; got {shown(mode)}.")
+        raise InputError(f"Choose how to change the token: {' or '.join(PERTURBATIONS)}; got {quoted(mode)}.")
     if mode == "remove" and n == 1:
         raise InputError("The sentence has one token: removing it leaves nothing to read. Mask it instead.")
     mask_token = next((token for token in MASK_TOKENS if tokenizer.token_to_id(token) is not None), None)
