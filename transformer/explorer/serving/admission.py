@@ -25,11 +25,8 @@ from . import gradio_seam
 
 LIGHT_COST = 1.0  # /predict, /attention and the like: one forward pass, a small answer
 PAGE_EVENT_COST = 2.0  # a page event (``queue/join`` by number): the analysis or one view drawn from it
-# The endpoints that cost more than one forward pass, by how much at a short text: their work and answer size
-# (issue 36's measurements at 128 tokens: /export 1.3-2.0 s and 3.3 MB, /faithfulness 2.9 s; the others a few
-# passes each). ``python -m benchmarks.job_times`` on a loaded 2-core machine: /patching, which patches every
-# stage, position and head, 6.6-7.3 s, as long as /faithfulness; /walkthrough, one step since, 0.1-0.3 s and at
-# most 1.2 MB (it answered the whole pass: 10 MB, 2.7-4.5 s), as much as the few-pass views.
+# The endpoints that cost more than one forward pass, by how much: their work and answer size at their worst legal
+# input, as measured in benchmarks/README.md ("Each heavy job at its worst legal input", ``benchmarks.job_times``).
 HEAVY_WEIGHTS = {
     "walkthrough": 2.0,
     "export": 3.0,
