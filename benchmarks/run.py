@@ -8,12 +8,14 @@ from . import (
     head_atlas,
     hub_model,
     model_forward,
+    page_config,
     patching,
     real_size,
     real_size_page,
 )
 
 SECTIONS = [
+    ("The page before the first click: its first HTML and configuration, plain and gzipped", page_config.run),
     ("Model forward vs torch.nn.TransformerEncoder (fused fast path)", model_forward.run),
     ("Main handler, figures, payloads and explanation views", explain_views.run),
     ("Faithfulness by erasure: /faithfulness at 128 tokens", faithfulness.run),

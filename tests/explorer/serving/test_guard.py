@@ -415,6 +415,23 @@ def test_answers_carry_the_security_headers_and_closed_routes_are_closed(guarded
         assert answer.status_code == 413
 
 
+@pytest.mark.served
+def test_the_page_and_its_configuration_come_compressed_and_streams_do_not(guarded):
+    """A browser that accepts gzip gets the page's first HTML and ``/config`` compressed (the same JSON, several
+    times smaller); an event stream is sent uncompressed, as it comes, and a client that does not ask gets plain."""
+    with http() as client:
+        plain = client.get(f"{guarded}/config", headers={"accept-encoding": "identity"})
+        zipped = client.get(f"{guarded}/config", headers={"accept-encoding": "gzip"})
+        assert "content-encoding" not in plain.headers and zipped.headers["content-encoding"] == "gzip"
+        assert zipped.json() == plain.json()  # httpx decompresses
+        assert int(zipped.headers["content-length"]) * 4 < len(plain.content)
+        assert client.get(f"{guarded}/", headers={"accept-encoding": "gzip"}).headers["content-encoding"] == "gzip"
+        event = client.post(f"{guarded}/gradio_api/call/predict", json={"data": ["a fine film"]}).json()["event_id"]
+        stream = client.get(f"{guarded}/gradio_api/call/predict/{event}", headers={"accept-encoding": "gzip"})
+        assert stream.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in stream.headers and "event: complete" in stream.text
+
+
 def test_light_endpoints_have_a_lane_of_their_own_and_the_rest_routes_skip_no_queue(app):
     queued = {fn.api_name if fn.api_visibility != "private" else "page": fn for fn in app.demo.fns.values() if fn.queue}
     lanes = {name: (fn.concurrency_id, fn.concurrency_limit) for name, fn in queued.items()}
