@@ -101,10 +101,11 @@ def build_model(tokenizer: Tokenizer, max_len: int = TINY_MAX_LEN) -> Transforme
 
 
 def write_model_dir(directory: Path) -> Path:
-    """Save a tiny model, its tokenizer and metrics as a folder ``load_model`` accepts."""
-    tokenizer = build_tokenizer()
-    build_model(tokenizer).save_pretrained(directory)
-    tokenizer.save(str(directory / "tokenizer.json"))
+    """Save a tiny model (``build_model``), its tokenizer and metrics as a folder ``load_model`` accepts, with three
+    training checkpoints (``tiny.write_checkpointed_model``: steps 0, 4 and 9, the last the model itself)."""
+    from tiny import write_checkpointed_model
+
+    write_checkpointed_model(directory, build_tokenizer(), max_len=TINY_MAX_LEN, label_names=LABELS)
     (directory / "metrics.json").write_text(json.dumps({"dev": {"sst2": 0.5, "mean": 0.5}, "test": {"sst2": 0.5}}))
     return directory
 
@@ -156,6 +157,7 @@ def forget_the_models() -> None:
 
     runner.get_model.cache_clear()
     runner.get_second_model.cache_clear()
+    runner.get_checkpoints.cache_clear()
     modules = [value for value in vars(views).values() if isinstance(value, types.ModuleType)]
     for value in [value for module in modules for value in vars(module).values()]:
         if isinstance(value, model_artifacts.ModelArtifact):  # head atlas, errors, behaviour, corpus faithfulness

@@ -327,7 +327,9 @@ def main(argv: list[str] | None = None) -> dict:
         )
         targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
-    keeper = StepKeeper(args.keep_steps, checkpoints.folder and checkpoints.folder / "kept") if args.keep_steps else None
+    keeper = None
+    if args.keep_steps:  # its states go with the resumable state, so a resumed run keeps the same ones
+        keeper = StepKeeper(args.keep_steps, checkpoints.folder and checkpoints.folder / "kept")
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints, keeper)
 
     student.eval()
@@ -436,7 +438,7 @@ def push_folder(folder: Path, repo_id: str, api: HfApi | None = None) -> None:
         branches = push_checkpoints(folder, repo_id, api)
     except Exception as error:  # one line, whatever went wrong: the local folder is complete either way
         sys.exit(f"error: pushing {folder} to {repo_id} failed: {first_line(error)}")
-    print(f"pushed {folder} to https://huggingface.co/{repo_id}; checkpoints as branches: {', '.join(branches) or 'none'}")
+    print(f"pushed {folder} to https://huggingface.co/{repo_id}; its checkpoints as branches: {', '.join(branches)}")
 
 
 if __name__ == "__main__":

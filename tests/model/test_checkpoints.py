@@ -45,15 +45,17 @@ def test_a_model_without_checkpoints_lists_none(tiny_model_dir):
 
 HUB_SCRIPT = """
 import json
+import sys
 import torch
 from transformer.checkpoints import list_checkpoints
 from transformer.loading import load_model
+IDS = json.loads(sys.argv[1])
 found = list_checkpoints("owner/tiny")
-logits = {c.revision: load_model(c.source, revision=c.revision, device="cpu").model(torch.tensor(%s))[0].tolist()
+logits = {c.revision: load_model(c.source, revision=c.revision, device="cpu").model(torch.tensor(IDS))[0].tolist()
           for c in found}
 print(json.dumps({"steps": [[c.step, c.source, c.revision] for c in found], "logits": logits,
                   "none": len(list_checkpoints("owner/absent"))}))
-""" % IDS
+"""
 
 
 def test_a_hub_repo_lists_its_step_branches_offline_and_each_loads_its_own_weights(tmp_path, tiny_tokenizer):
@@ -66,7 +68,12 @@ def test_a_hub_repo_lists_its_step_branches_offline_and_each_loads_its_own_weigh
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf-home"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": str(REPO_ROOT)}
     env.pop("HF_HUB_CACHE", None)
     completed = subprocess.run(
-        [sys.executable, "-c", HUB_SCRIPT], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", HUB_SCRIPT, json.dumps(IDS)],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stderr
     found = json.loads(completed.stdout.strip().splitlines()[-1])

@@ -1,5 +1,6 @@
 """The student's kept checkpoints: which steps, what each holds, the final one being the model, and the Hub push."""
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -26,7 +27,7 @@ def test_kept_steps_are_distinct_include_both_ends_and_spread_out(total, count):
     assert count < 2 or steps[0] == 0
     assert kept_steps(total, 0) == []
     if total == 1000:  # log-spaced: each gap at least the one before it, the first steps close together
-        gaps = [b - a for a, b in zip(steps[1:], steps[2:], strict=False)]
+        gaps = [b - a for a, b in itertools.pairwise(steps[1:])]
         assert gaps == sorted(gaps) and steps[1] == round(1000 ** (1 / 11)) and steps[-2] == round(1000 ** (10 / 11))
 
 

@@ -25,6 +25,7 @@ import torch
 from gradio.context import LocalContext
 from gradio.utils import get_type_hints
 
+from ..checkpoints import list_checkpoints
 from ..explain import heap
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
@@ -212,6 +213,48 @@ def get_second_model() -> tuple[LoadedModel | None, str | None]:
         logger.warning(note)
         return None, note
     return on_device(loaded), None
+
+
+@functools.lru_cache(maxsize=1)
+def get_checkpoints() -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
+    """The explorer's model at each of its training checkpoints (``transformer.checkpoints``), loaded once and kept:
+    ((step, model), ...) by step, the last being the explorer's own model when it is the model folder itself.
+
+    Returns:
+        (the checkpoints, None), or ((), the one line that says why there are none).
+    """
+    loaded = get_model()[0]
+    folder = loaded.folder.resolve() if loaded.folder is not None else None
+    where = "The bundled model" if folder == DEFAULT_MODEL_DIR.resolve() else f"The model {loaded.source}"
+    try:
+        found = list_checkpoints(loaded.source)
+    except OSError as error:
+        return (), f"{where}'s training checkpoints could not be listed ({error})."
+    if not found:
+        return (), (
+            f"{where} kept no training checkpoints (a checkpoints/ folder or step-N branches on the Hub), so there is "
+            "no training to show: python -m transformer.train --keep-steps 12 keeps them."
+        )
+    models = []
+    for checkpoint in found:
+        if checkpoint.revision is None and Path(checkpoint.source).resolve() == folder:
+            models.append((checkpoint.step, loaded))  # the final checkpoint is the model itself: not loaded twice
+            continue
+        try:
+            step_model = load_model(checkpoint.source, revision=checkpoint.revision, device="cpu")
+        except ModelLoadError as error:
+            return (), f"{where}'s checkpoint at step {checkpoint.step} did not load: {error}"
+        models.append((checkpoint.step, on_device(step_model)))
+    return tuple(models), None
+
+
+def checkpoint_models() -> tuple[tuple[int, LoadedModel], ...]:
+    """``get_checkpoints``'s models; none is an ``InputError`` with its one line (the Training tab's endpoint's
+    answer for a model without checkpoints)."""
+    found, why = get_checkpoints()
+    if not found:
+        raise InputError(why or "This model has no training checkpoints.")
+    return found
 
 
 @functools.lru_cache(maxsize=1)

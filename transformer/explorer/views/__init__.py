@@ -19,6 +19,7 @@ from . import (
     positional_encoding,
     rollout,
     token_embeddings,
+    training,
     walkthrough,
     word_order,
 )
@@ -41,4 +42,5 @@ VIEWS = [
     head_atlas.VIEW,
     errors.VIEW,
     behaviour.VIEW,
+    training.VIEW,
 ]
