@@ -157,7 +157,6 @@ def forget_the_models() -> None:
 
     runner.get_model.cache_clear()
     runner.get_second_model.cache_clear()
-    runner.get_checkpoints.cache_clear()
     modules = [value for value in vars(views).values() if isinstance(value, types.ModuleType)]
     for value in [value for module in modules for value in vars(module).values()]:
         if isinstance(value, model_artifacts.ModelArtifact):  # head atlas, errors, behaviour, corpus faithfulness

@@ -215,15 +215,27 @@ def get_second_model() -> tuple[LoadedModel | None, str | None]:
     return on_device(loaded), None
 
 
-@functools.lru_cache(maxsize=1)
+_checkpoints: list = [None, None]  # [the explorer's model, its checkpoints]: kept for that model only
+_checkpoints_lock = threading.Lock()
+
+
 def get_checkpoints() -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
-    """The explorer's model at each of its training checkpoints (``transformer.checkpoints``), loaded once and kept:
-    ((step, model), ...) by step, the last being the explorer's own model when it is the model folder itself.
+    """The explorer's model at each of its training checkpoints (``transformer.checkpoints``), loaded once and kept
+    while it is the explorer's model: ((step, model), ...) by step, the last being the explorer's own model when it
+    is the model folder itself.
 
     Returns:
         (the checkpoints, None), or ((), the one line that says why there are none).
     """
     loaded = get_model()[0]
+    with _checkpoints_lock:  # one load of them, however many requests ask at once
+        if _checkpoints[0] is not loaded.model:
+            _checkpoints[:] = [loaded.model, load_checkpoints(loaded)]
+        return _checkpoints[1]
+
+
+def load_checkpoints(loaded: LoadedModel) -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
+    """``get_checkpoints``'s answer for ``loaded``, each checkpoint loaded on the explorer's device."""
     folder = loaded.folder.resolve() if loaded.folder is not None else None
     where = "The bundled model" if folder == DEFAULT_MODEL_DIR.resolve() else f"The model {loaded.source}"
     try:
