@@ -237,11 +237,14 @@ def get_checkpoints() -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
 def load_checkpoints(loaded: LoadedModel) -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
     """``get_checkpoints``'s answer for ``loaded``, each checkpoint loaded on the explorer's device."""
     folder = loaded.folder.resolve() if loaded.folder is not None else None
-    where = "The bundled model" if folder == DEFAULT_MODEL_DIR.resolve() else f"The model {loaded.source}"
+    local = Path(loaded.source).is_dir()  # a folder's path is the server's own: never said to a caller
+    where = "This model" if local else f"The model {loaded.source}"
+    where = "The bundled model" if folder == DEFAULT_MODEL_DIR.resolve() else where
     try:
         found = list_checkpoints(loaded.source)
     except OSError as error:
-        return (), f"{where}'s training checkpoints could not be listed ({error})."
+        logger.warning("listing the checkpoints of %s failed: %s", loaded.source, error)
+        return (), f"{where}'s training checkpoints could not be listed."
     if not found:
         return (), (
             f"{where} kept no training checkpoints (a checkpoints/ folder or step-N branches on the Hub), so there is "
@@ -255,7 +258,8 @@ def load_checkpoints(loaded: LoadedModel) -> tuple[tuple[tuple[int, LoadedModel]
         try:
             step_model = load_model(checkpoint.source, revision=checkpoint.revision, device="cpu")
         except ModelLoadError as error:
-            return (), f"{where}'s checkpoint at step {checkpoint.step} did not load: {error}"
+            logger.warning("the checkpoint at step %d did not load: %s", checkpoint.step, error)
+            return (), f"{where}'s checkpoint at step {checkpoint.step} did not load, so there is no training to show."
         models.append((checkpoint.step, on_device(step_model)))
     return tuple(models), None
 
