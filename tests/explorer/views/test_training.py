@@ -16,6 +16,7 @@ from transformer.explorer import runner
 from transformer.explorer.corpus import data_folder, model_files
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.page import api
+from transformer.explorer.registry import Reading
 from transformer.explorer.views import attention, training
 from transformer.loading import load_model
 
@@ -133,3 +134,35 @@ def test_the_view_holds_cpu_tensors_of_every_checkpoint(app):
     view = runner.run_view(training.training_view, result, layer=1, head=1)
     assert view.probabilities.shape == (3, 2) and view.attentions.shape == (3, len(result.tokens), len(result.tokens))
     assert torch.equal(view.attentions[-1], torch.from_numpy(result.attentions[0, 0]))
+
+
+def test_the_address_readers_keep_a_checkpoint_and_a_head_of_the_model(model):
+    reading = Reading(model, tokens=5)
+    read = training.VIEW.params
+    assert read["checkpoint"]("3", reading) == 3 and read["checkpoint"]("0", reading) is None
+    assert read["checkpoint"](str(training.MAX_CHECKPOINTS + 1), reading) is None
+    assert read["training_layer"]("2", reading) == 2 and read["training_head"]("3", reading) is None
+    assert training.VIEW.fallbacks == {"training_layer": "layer", "training_head": "head"}
+
+
+@pytest.mark.browser
+def test_a_link_opens_the_tab_at_its_checkpoint_and_head_in_chromium(browser, url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(30_000)
+        page.goto(f"{url}?text={SENTENCE}&view=training&training_layer=2&training_head=1&checkpoint=1")
+        page.wait_for_function(
+            """() => {
+                const heat = document.querySelector('#training-attention');
+                const curve = document.querySelector('#training-curve');
+                return heat?.textContent.includes('Layer 2, head 1 at step 0')
+                    && curve?.querySelectorAll('.scatterlayer .trace').length === 2
+                    && document.querySelector('#training-embeddings .scatterlayer .trace');
+            }"""
+        )
+        assert "settles at step" in page.locator("#training-summary").text_content()
+        address = page.evaluate("() => window.location.href")
+        assert "view=training" in address and "checkpoint=1" in address and "training_layer=2" in address
+    finally:
+        context.close()
