@@ -239,3 +239,16 @@ def serving(demo, **settings) -> Iterator[str]:
         yield demo.local_url
     finally:
         demo.close()
+
+
+@contextlib.contextmanager
+def desktop_page(browser, address: str, timeout_ms: int = 30_000):
+    """A fresh desktop-sized page (1280 × 900) at ``address``, its context closed after."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        page.goto(address)
+        yield page
+    finally:
+        context.close()

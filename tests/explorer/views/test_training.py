@@ -7,7 +7,7 @@ import gradio as gr
 import numpy as np
 import pytest
 import torch
-from app_fixtures import SENTENCE, forget_the_models
+from app_fixtures import SENTENCE, desktop_page, forget_the_models
 from tiny import write_checkpointed_model, write_dev_sets
 
 from transformer.artifacts import write_training
@@ -147,11 +147,8 @@ def test_the_address_readers_keep_a_checkpoint_and_a_head_of_the_model(model):
 
 @pytest.mark.browser
 def test_a_link_opens_the_tab_at_its_checkpoint_and_head_in_chromium(browser, url):
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    try:
-        page = context.new_page()
-        page.set_default_timeout(30_000)
-        page.goto(f"{url}?text={SENTENCE}&view=training&training_layer=2&training_head=1&checkpoint=1")
+    address = f"{url}?text={SENTENCE}&view=training&training_layer=2&training_head=1&checkpoint=1"
+    with desktop_page(browser, address) as page:
         page.wait_for_function(
             """() => {
                 const heat = document.querySelector('#training-attention');
@@ -164,5 +161,3 @@ def test_a_link_opens_the_tab_at_its_checkpoint_and_head_in_chromium(browser, ur
         assert "settles at step" in page.locator("#training-summary").text_content()
         address = page.evaluate("() => window.location.href")
         assert "view=training" in address and "checkpoint=1" in address and "training_layer=2" in address
-    finally:
-        context.close()

@@ -27,6 +27,33 @@ def step_labels(steps: Sequence[int]) -> list[str]:
     return [f"step {step:,}" for step in steps]
 
 
+def across_checkpoints(steps: Sequence[int], lines: dict[str, list[float]], title: str, yaxis: dict, shown: str):
+    """One line per entry of ``lines`` ({name, escaped here: a value per checkpoint}) over the checkpoints, each
+    value hovered as ``shown`` (a plotly format of ``y``), the legend below; a figure taller with more lines."""
+    figure = go.Figure()
+    for k, (name, values) in enumerate(lines.items()):
+        figure.add_trace(
+            go.Scatter(
+                x=step_labels(steps),
+                y=values,
+                mode="lines+markers",
+                name=escape(name),
+                line={"color": CLASS_COLOURS[k]} if len(lines) <= len(CLASS_COLOURS) else None,
+                hovertemplate=f"{escape(name)}<br>%{{x}}: {shown}<extra></extra>",
+            )
+        )
+    figure.update_layout(
+        template=TEMPLATE,
+        title=title,
+        yaxis=yaxis,
+        xaxis={"type": "category", "title": "checkpoint"},
+        legend=LEGEND_BELOW,
+        height=340 + 20 * len(lines),
+        margin={"t": 60, "b": 60 + 20 * len(lines)},
+    )
+    return figure
+
+
 def probability_figure(
     steps: Sequence[int], probabilities: torch.Tensor, label_names: Sequence[str], settled: int
 ) -> go.Figure:
@@ -35,67 +62,29 @@ def probability_figure(
     Shape:
         probabilities: (K, C).
     """
-    x = step_labels(steps)
-    figure = go.Figure()
-    for c, name in enumerate(label_names):
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=probabilities[:, c].tolist(),
-                mode="lines+markers",
-                name=f"P({escape(name)})",
-                line={"color": CLASS_COLOURS[c % len(CLASS_COLOURS)]},
-                hovertemplate=f"%{{x}}<br>P({escape(name)}) %{{y:.3f}}<extra></extra>",
-            )
-        )
+    lines = {f"P({name})": probabilities[:, c].tolist() for c, name in enumerate(label_names)}
+    yaxis = {"range": [0, 1.1], "title": "probability"}
+    title = "The sentence's prediction at each training checkpoint"
+    figure = across_checkpoints(steps, lines, title, yaxis, "%{y:.3f}")
     figure.add_vline(x=settled, line_dash="dash", line_color="#555")
     figure.add_annotation(x=settled, y=1.04, text=f"settles at step {steps[settled]:,}", showarrow=False, yref="y")
-    figure.update_layout(
-        template=TEMPLATE,
-        title="The sentence's prediction at each training checkpoint",
-        yaxis={"range": [0, 1.1], "title": "probability"},
-        xaxis={"type": "category", "title": "checkpoint"},
-        legend=LEGEND_BELOW,
-        height=360,
-        margin={"t": 60, "b": 90},
-    )
     return figure
 
 
 def capabilities_figure(training: dict) -> go.Figure:
     """The behavioural suite's failure rate per capability (a line each, both parts of the suite) at each
     checkpoint of ``training.json``."""
-    x = step_labels(training["steps"])
     rows: dict[str, list[float]] = {}
     for checkpoint in training["checkpoints"]:
         for row in checkpoint["capabilities"]:
             rows.setdefault(f"{row['capability']} ({row['part']})", []).append(row["failure_rate"])
-    figure = go.Figure()
-    for name, rates in rows.items():
-        figure.add_trace(
-            go.Scatter(
-                x=x,
-                y=rates,
-                mode="lines+markers",
-                name=escape(name),
-                hovertemplate=f"{escape(name)}<br>%{{x}}: %{{y:.1%}} failed<extra></extra>",
-            )
-        )
-    figure.update_layout(
-        template=TEMPLATE,
-        title="The behavioural suite across training: failure rate per capability",
-        yaxis={"range": [0, 1], "title": "failure rate", "tickformat": ".0%"},
-        xaxis={"type": "category", "title": "checkpoint"},
-        legend=LEGEND_BELOW,
-        height=460,
-        margin={"t": 60, "b": 160},
-    )
-    return figure
+    title = "The behavioural suite across training: failure rate per capability"
+    yaxis = {"range": [0, 1], "title": "failure rate", "tickformat": ".0%"}
+    return across_checkpoints(training["steps"], rows, title, yaxis, "%{y:.1%} failed")
 
 
 def roles_figure(training: dict) -> go.Figure:
     """Every head's atlas role (a row per head) at each checkpoint (a column), coloured by role and written in."""
-    x = step_labels(training["steps"])
     roles = [checkpoint["roles"] for checkpoint in training["checkpoints"]]  # K x L x H
     heads = [(layer, head) for layer in range(len(roles[0])) for head in range(len(roles[0][0]))]
     text = [[roles[k][layer][head] for k in range(len(roles))] for layer, head in heads]  # (L·H, K)
@@ -104,7 +93,7 @@ def roles_figure(training: dict) -> go.Figure:
     figure = go.Figure(
         go.Heatmap(
             z=z,
-            x=x,
+            x=step_labels(training["steps"]),
             y=[f"L{layer + 1} H{head + 1}" for layer, head in heads],  # counted from 1, as everywhere on the page
             text=text,
             texttemplate="%{text}",
