@@ -65,12 +65,14 @@ def test_the_curve_ends_at_predict_and_the_slider_redraws_from_the_kept_view_wit
 
     monkeypatch.setattr(runner, "get_checkpoints", no_model)
     monkeypatch.setattr(runner, "run_view", no_model)
-    first, first_map = training.show_checkpoint(kept, 1)
-    again, _ = training.show_checkpoint(kept, 3)
+    first, first_map = training.show_checkpoint(result, kept, 1)
+    again, _ = training.show_checkpoint(result, kept, 3)
     np.testing.assert_array_equal(shown_values(again.data[0]), shown_values(last.data[0]))
     assert not np.array_equal(shown_values(first.data[0]), shown_values(last.data[0]))
     assert "step 0" in first.layout.title.text and len(first_map.data) == 3  # a map per stage: L + 1
-    assert training.show_checkpoint(None, 2) == (gr.update(), gr.update())
+    assert training.show_checkpoint(result, None, 2) == (gr.skip(), gr.skip())  # nothing read yet
+    other = runner.run_model("another sentence entirely")
+    assert training.show_checkpoint(other, kept, 2) == (gr.skip(), gr.skip())  # kept for another sentence
 
 
 @contextlib.contextmanager

@@ -164,10 +164,12 @@ def show_training(result: Analysis | None, layer, head, position, kept: tuple | 
     return " ".join([summary, said]).strip(), *shown, suite, roles, slider, kept
 
 
-def show_checkpoint(kept: tuple | None, position) -> tuple:
-    """The slider's redraw: the head and the map at that checkpoint, from the kept view (no model call, no load)."""
-    if not (isinstance(kept, tuple) and len(kept) == 2 and isinstance(kept[1], TrainingView)):
-        return gr.update(), gr.update()  # nothing read yet (a model without checkpoints hides the slider)
+def show_checkpoint(result: Analysis | None, kept: tuple | None, position) -> tuple:
+    """The slider's redraw: the head and the map at that checkpoint, from the kept view of this analysis (no model
+    call, no load). Without one (nothing read yet, another sentence since) the tab stays as it is."""
+    key = runner.kept_key(training_view, result.text, **runner.kept_controls(kept)) if result is not None else None
+    if key is None or not runner.is_kept(kept, key):
+        return gr.skip(), gr.skip()
     return checkpoint_figures(kept[1], position)
 
 
@@ -193,7 +195,7 @@ def layout(page: Page) -> Drawing:
     kept = gr.State()
     inputs = [page.result, layer, head, position, kept]
     outputs = [summary, curve, attention, embeddings, suite, roles, position, kept]
-    redraws = [Drawing(show_checkpoint, [kept, position], [attention, embeddings], [position.release])]
+    redraws = [Drawing(show_checkpoint, [page.result, kept, position], [attention, embeddings], [position.release])]
     controls = {"training_layer": layer, "training_head": head, "checkpoint": position}
     return Drawing(show_training, inputs, outputs, [layer.input, head.input], controls, redraws=redraws)
 
