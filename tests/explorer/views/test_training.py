@@ -148,6 +148,7 @@ def test_the_address_readers_keep_a_checkpoint_and_a_head_of_the_model(model):
 
 
 @pytest.mark.browser
+@pytest.mark.served
 def test_a_link_opens_the_tab_at_its_checkpoint_and_head_in_chromium(browser, url):
     address = f"{url}?text={SENTENCE}&view=training&training_layer=2&training_head=1&checkpoint=1"
     with desktop_page(browser, address) as page:
