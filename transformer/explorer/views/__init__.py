@@ -39,8 +39,8 @@ VIEWS = [
     patching.VIEW,
     export.VIEW,
     token_embeddings.VIEW,
+    training.VIEW,
     head_atlas.VIEW,
     errors.VIEW,
     behaviour.VIEW,
-    training.VIEW,
 ]
