@@ -123,9 +123,14 @@ def training(text: str, layer: int = 1, head: int = 1) -> dict:
     return runner.api_view(training_answer, text, layer=layer, head=head)
 
 
+def checkpoint_number(view: TrainingView, position) -> int:
+    """The slider's ``position`` (from 1) within the view's checkpoints; none yet: the last, the final model."""
+    return min(max(int(position or len(view.steps)), 1), len(view.steps))
+
+
 def checkpoint_figures(view: TrainingView, position) -> tuple[go.Figure, go.Figure]:
-    """The chosen head's attention and the embeddings map at checkpoint ``position`` (from 1, clamped)."""
-    k = min(max(int(position or len(view.steps)), 1), len(view.steps)) - 1
+    """The chosen head's attention and the embeddings map at checkpoint ``position`` (``checkpoint_number``)."""
+    k = checkpoint_number(view, position) - 1
     title = f"Layer {page_number(view.layer)}, head {page_number(view.head)} at step {view.steps[k]:,}"
     return attention_heatmap(view.tokens, view.attentions[k].numpy(), title), embeddings_figure(view.maps[k])
 
@@ -151,7 +156,7 @@ def show_training(result: Analysis | None, layer, head, position, kept: tuple | 
         return why, hidden, hidden, hidden, hidden, hidden, gr.update(visible=False), kept
     kept = runner.kept_view(kept, training_view, result, layer=layer, head=head)
     view = kept[1]
-    chosen = min(max(int(position or len(view.steps)), 1), len(view.steps))
+    chosen = checkpoint_number(view, position)
     slider = kept_control(position, chosen, maximum=len(view.steps), visible=True)
     settled = view.steps[view.settled]
     final = view.label_names[int(view.probabilities[-1].argmax())]
