@@ -49,6 +49,17 @@ def test_the_keeper_holds_the_weights_before_and_after_the_steps_it_names():
     assert not torch.equal(keeper.memory[2]["embedding.weight"], keeper.memory[4]["embedding.weight"])
 
 
+def test_a_keeper_resumed_on_its_folder_knows_the_phase_s_steps_and_states(tmp_path):
+    model = tiny_model()
+    keeper = StepKeeper(3, tmp_path / "kept")
+    keeper(0, 10, model)
+    keeper(1, 10, model)  # not kept: 0, 3 and 10 are
+    resumed = StepKeeper(3, tmp_path / "kept")  # a run resumed after the last epoch takes no step
+    assert (resumed.total, sorted(resumed.steps)) == (10, [0, 3, 10])
+    assert sorted(resumed.states(before=10)) == [0]
+    assert all(torch.equal(resumed.states(before=10)[0][k], v) for k, v in half_state(model).items())
+
+
 def index_of(folder: Path) -> dict:
     return json.loads((folder / CHECKPOINTS_DIR / INDEX_FILE).read_text(encoding="utf-8"))
 

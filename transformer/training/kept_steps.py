@@ -26,6 +26,7 @@ from ..checkpoints import CHECKPOINTS_DIR, INDEX_FILE, branch_name, folder_check
 from ..classifier import TransformerClassifier
 
 DTYPE = torch.float16
+TOTAL_FILE = "total-steps.txt"  # beside the kept states: the phase's steps, for a run resumed after its last epoch
 
 
 def kept_steps(total: int, count: int) -> list[int]:
@@ -66,10 +67,15 @@ class StepKeeper:
         self.memory: dict[int, dict[str, torch.Tensor]] = {}
         if folder is not None:
             folder.mkdir(parents=True, exist_ok=True)
+            if (folder / TOTAL_FILE).is_file():  # kept by the run this one resumes
+                self.total = int((folder / TOTAL_FILE).read_text(encoding="utf-8"))
+                self.steps = frozenset(kept_steps(self.total, count))
 
     def __call__(self, step: int, total: int, model: nn.Module) -> None:
         if total != self.total:
             self.total, self.steps = total, frozenset(kept_steps(total, self.count))
+            if self.folder is not None:  # a run resumed after the phase's last epoch takes no step, yet needs it
+                (self.folder / TOTAL_FILE).write_text(str(total), encoding="utf-8")
         if step not in self.steps:
             return
         state = half_state(model)
