@@ -73,9 +73,12 @@ soak: install
 attack: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.attack
 
-## make train: retrain the bundled checkpoint from the data folder (README: "The model")
+## make train: retrain the bundled checkpoint from the data folder (README: "The model"), keeping KEEP_STEPS checkpoints
+# 3 checkpoints (steps 0, one between, the final = the model itself): 10.5 MB of assets at the bundled size; the Hub's
+# branches take any number (python -m transformer.train's default, 12, is 58 MB)
+KEEP_STEPS ?= 3
 train: install
-	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1
+	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1 --keep-steps $(KEEP_STEPS)
 	$(MAKE) artifacts
 
 ## make evaluate: the bundled model on every dev and test file, the hand-written sets, the behavioural suite and the

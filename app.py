@@ -30,7 +30,7 @@ from transformer.explorer.page.events import PageParts
 from transformer.explorer.page.launch import DELETE_CACHE, configure_events
 from transformer.explorer.page.page import prediction_box
 from transformer.explorer.registry import Page, Registry, dims_control, head_choices, layer_choices
-from transformer.explorer.runner import get_model, get_second_model
+from transformer.explorer.runner import get_checkpoints, get_model, get_second_model
 from transformer.explorer.serving.sessions import release_on_unload
 from transformer.explorer.views import VIEWS
 
@@ -56,8 +56,9 @@ REGISTRY = Registry(VIEWS)  # the page's views and what the page code reads of t
 
 def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
     """Lay out the explorer on ``get_model()``'s model: the sentence, then one tab per view of ``registry``; then its
-    events."""
+    events. The model's training checkpoints load here too, so that no request loads a model."""
     loaded, note = get_model()
+    get_checkpoints()
     with gr.Blocks(title="Transformer Attention Explorer", delete_cache=DELETE_CACHE) as demo:
         gr.Markdown(
             "# Transformer Attention Explorer\n"

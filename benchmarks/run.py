@@ -12,6 +12,7 @@ from . import (
     patching,
     real_size,
     real_size_page,
+    training,
 )
 
 SECTIONS = [
@@ -26,6 +27,7 @@ SECTIONS = [
     ("Activation patching on the bundled model at 25 tokens: the grid, the Patching tab, the readout", patching.run),
     ("Real size: DistilBERT-base and BERT-base shapes, every endpoint against the bare model's passes", real_size.run),
     ("Real size in Chromium: the page on DistilBERT-base shapes against the bundled model", real_size_page.run),
+    ("Training tab at the bundled size: 12 checkpoints loaded and run at 25 tokens, the slider's redraw", training.run),
 ]
 
 

@@ -101,10 +101,11 @@ def build_model(tokenizer: Tokenizer, max_len: int = TINY_MAX_LEN) -> Transforme
 
 
 def write_model_dir(directory: Path) -> Path:
-    """Save a tiny model, its tokenizer and metrics as a folder ``load_model`` accepts."""
-    tokenizer = build_tokenizer()
-    build_model(tokenizer).save_pretrained(directory)
-    tokenizer.save(str(directory / "tokenizer.json"))
+    """Save a tiny model (``build_model``), its tokenizer and metrics as a folder ``load_model`` accepts, with three
+    training checkpoints (``tiny.write_checkpointed_model``: steps 0, 4 and 9, the last the model itself)."""
+    from tiny import write_checkpointed_model
+
+    write_checkpointed_model(directory, build_tokenizer(), max_len=TINY_MAX_LEN, label_names=LABELS)
     (directory / "metrics.json").write_text(json.dumps({"dev": {"sst2": 0.5, "mean": 0.5}, "test": {"sst2": 0.5}}))
     return directory
 
@@ -238,3 +239,16 @@ def serving(demo, **settings) -> Iterator[str]:
         yield demo.local_url
     finally:
         demo.close()
+
+
+@contextlib.contextmanager
+def desktop_page(browser, address: str, timeout_ms: int = 30_000):
+    """A fresh desktop-sized page (1280 × 900) at ``address``, its context closed after."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(timeout_ms)
+        page.goto(address)
+        yield page
+    finally:
+        context.close()

@@ -138,15 +138,18 @@ def write_deeper_bert(folder: Path) -> Path:
     return folder
 
 
-def lay_out_hub_cache(hub_cache: Path, repo_id: str, files: list[Path]) -> None:
-    """Put files into the cache as the Hub client does: blobs, a snapshot per commit and refs/main."""
+def lay_out_hub_cache(
+    hub_cache: Path, repo_id: str, files: list[Path], ref: str = "main", commit: str = COMMIT
+) -> None:
+    """Put files into the cache as the Hub client does: blobs, a snapshot per commit and ``refs/<ref>`` (a branch)
+    naming it; call it again with another ``ref`` and ``commit`` for another revision of the same repo."""
     repo = hub_cache / f"models--{repo_id.replace('/', '--')}"
-    snapshot = repo / "snapshots" / COMMIT
+    snapshot = repo / "snapshots" / commit
     snapshot.mkdir(parents=True)
-    (repo / "blobs").mkdir()
+    (repo / "blobs").mkdir(exist_ok=True)
     for file in files:
-        blob = repo / "blobs" / f"blob-{file.name}"
+        blob = repo / "blobs" / f"blob-{commit[:8]}-{file.name}"
         shutil.copyfile(file, blob)
         (snapshot / file.name).symlink_to(os.path.relpath(blob, snapshot))
-    (repo / "refs").mkdir()
-    (repo / "refs" / "main").write_text(COMMIT)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / ref).write_text(commit)

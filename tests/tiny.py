@@ -36,3 +36,18 @@ def write_dev_sets(folder: Path) -> Path:
     for name in ("yelp", "pros_cons", "tweets"):
         write_gz(folder / name / "dev.tsv.gz", [(f"the {name} was great , <b>really</b> {i}", i % 2) for i in range(5)])
     return folder
+
+
+def write_checkpointed_model(folder: Path, tokenizer, steps=(0, 4, 9), **overrides) -> Path:
+    """A model folder as ``transformer.train --keep-steps`` leaves it: the model (seed 0, trained no further) and
+    a float16 checkpoint per earlier step of ``steps``, each a tiny model of its own seed (the step + 1), so every
+    checkpoint reads a sentence its own way; the last step is the folder itself. Returns ``folder``."""
+    from transformer.training.kept_steps import half_state, write_checkpoints
+
+    config = {"vocab_size": tokenizer.get_vocab_size(), "max_len": 64, "label_names": ["negative", "positive"]}
+    final = tiny_model(**(config | overrides))
+    final.save_pretrained(folder)
+    tokenizer.save(str(folder / "tokenizer.json"))
+    states = {step: half_state(tiny_model(step + 1, **(config | overrides))) for step in steps[:-1]}
+    write_checkpoints(folder, final, tokenizer, states, final_step=steps[-1], total_steps=steps[-1])
+    return folder

@@ -1,11 +1,12 @@
-"""Write a model's corpus files, ``head_atlas.json``, ``errors.json``, ``behaviour.json`` and ``faithfulness.json``,
-next to it (built by ``explorer.corpus.model_files``).
+"""Write a model's corpus files, ``head_atlas.json``, ``errors.json``, ``behaviour.json`` and ``faithfulness.json``
+(and ``training.json`` when it kept training checkpoints), next to it (built by ``explorer.corpus.model_files``).
 
 The head atlas and the faithfulness means cover the reference corpus (SST-2 dev and a fixed sample of the
 other dev sets, 2,000 sentences, or fewer for a big model: ``explorer.corpus.model_files.atlas_sentences``); the error
 list, every bundled dev set; the behaviour report, both parts of the behavioural suite (``transformer.behaviour``,
-no data needed). All four carry the sha256 of ``model.safetensors``. Example (``make artifacts`` runs it on the
-bundled model)::
+no data needed); the training file, the suite's failure rate per capability and every head's atlas role (over the
+same corpus) at each checkpoint. All carry the sha256 of ``model.safetensors``. Example (``make artifacts`` runs it
+on the bundled model)::
 
     python -m transformer.artifacts --model assets/model --data-dir ../shared/data
 """
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from .checkpoints import list_checkpoints
 from .explain.attribution import DEFAULT_IG_STEPS
 from .explorer.corpus import data_folder
 from .explorer.corpus.model_files import (
@@ -26,20 +28,22 @@ from .explorer.corpus.model_files import (
     BEHAVIOUR_FILE,
     ERRORS_FILE,
     FAITHFULNESS_FILE,
+    TRAINING_FILE,
     atlas_sentences,
     build_atlas,
     build_behaviour,
     build_errors,
     build_faithfulness,
+    build_training,
     model_hash,
     write_artifact,
 )
-from .loading import DEFAULT_MODEL_DIR, ModelLoadError, load_model
+from .loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, load_model
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Write head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the model; print what and how
-    long each took."""
+    """Write head_atlas.json, errors.json, behaviour.json, faithfulness.json (and training.json) next to the model;
+    print what and how long each took."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], epilog=__doc__.split("::")[-1].strip())
     parser.add_argument("--model", type=Path, default=DEFAULT_MODEL_DIR, help="model folder (default: assets/model)")
     parser.add_argument(
@@ -97,6 +101,22 @@ def main(argv: list[str] | None = None) -> None:
         f"{path}: {len(report['tests'])} tests, {len(report['failures'])} failing cases, "
         f"{path.stat().st_size / 1000:.0f} KB, {report['seconds']:.1f} s"
     )
+    write_training(args.model, loaded, rows, sha)
+
+
+def write_training(folder: Path, loaded: LoadedModel, rows: list, sha: str) -> None:
+    """training.json next to the model, from each of its checkpoints (the last is the model itself); none without."""
+    checkpoints = list_checkpoints(folder)
+    if not checkpoints:
+        print(f"{folder}: no training checkpoints, so no {TRAINING_FILE}")
+        return
+    models = [
+        (c.step, loaded.model if c.source == str(folder) else load_model(c.source, device="cpu").model)
+        for c in checkpoints
+    ]
+    data = build_training(models, loaded.tokenizer, rows, sha)
+    path = write_artifact(folder, TRAINING_FILE, data)
+    print(f"{path}: {len(models)} checkpoints, steps {data['steps']}, {data['seconds']:.1f} s")
 
 
 if __name__ == "__main__":

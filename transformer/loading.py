@@ -43,7 +43,9 @@ TOKENIZER_FILE = "tokenizer.json"
 METRICS_FILE = "metrics.json"
 REQUIRED_FILES = (CONFIG_FILE, WEIGHTS_FILE, TOKENIZER_FILE)
 # Read when present: the dev accuracy, and the explorer's corpus views (``transformer.explorer.corpus.model_files``).
-OPTIONAL_FILES = (METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json", "faithfulness.json")
+OPTIONAL_FILES = (
+    METRICS_FILE, "head_atlas.json", "errors.json", "behaviour.json", "faithfulness.json", "training.json"
+)  # fmt: skip
 PICKLE_WEIGHTS = "pytorch_model.bin"  # never loaded: unpickling runs code
 HUB_EXTRA = "pip install -r requirements-hub.txt"
 _REPO_ID = re.compile(r"[A-Za-z0-9][\w.-]*/[\w.-]+|[A-Za-z0-9][\w.-]*")

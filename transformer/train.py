@@ -13,15 +13,16 @@ Every classifier keeps its epoch with the best mean accuracy over the selection 
 pros/cons and tweets dev, held-out IMDB reviews, ``--ood-file``). Each epoch is checkpointed in
 ``--checkpoint-dir``; ``--resume`` continues an interrupted run and ends with the same files.
 
-Example (the command behind ``assets/model/``, = ``make train``):
-    python -m transformer.train --data-dir ../shared/data --output-dir assets/model --threads 1
+Example (the command behind ``assets/model/``, = ``make train``, which keeps 3 checkpoints to keep ``assets/`` small):
+    python -m transformer.train --data-dir ../shared/data --output-dir assets/model --threads 1 --keep-steps 3
 
 Quick mode (a tiny model on the first rows of every file, for tests and smoke runs):
     python -m transformer.train --data-dir ../shared/data --output-dir runs/quick --quick
 
 The output folder holds config.json, model.safetensors, tokenizer.json, metrics.json and README.md
-(the model card). It is written beside ``--output-dir`` and moved into place only when complete.
-``--push-to-hub owner/name`` then uploads it (token from ``HF_TOKEN`` or ``hf auth login``).
+(the model card), and the student's kept checkpoints (``--keep-steps``, ``transformer.checkpoints``). It is written
+beside ``--output-dir`` and moved into place only when complete. ``--push-to-hub owner/name`` then uploads it
+(token from ``HF_TOKEN`` or ``hf auth login``), and each checkpoint as a branch named by its step.
 """
 
 import argparse
@@ -42,10 +43,12 @@ from tokenizers import Tokenizer
 from torch import nn
 
 from .behaviour import build_suite, run_suite, summarise
+from .checkpoints import CHECKPOINTS_DIR
 from .classifier import HEAD_ACTIVATIONS, TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.composition import opinion_lexicon
 from .training.data import LABEL_NAMES, read_labelled
+from .training.kept_steps import StepKeeper, push_checkpoints, write_checkpoints
 from .training.loop import Checkpoints, Schedule
 from .training.mixture import (
     SOURCES,
@@ -106,6 +109,12 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--output-dir", type=Path, default=Path("runs/model"), help="folder to write (replaced)")
     data.add_argument("--checkpoint-dir", type=Path, default=Path("runs/checkpoints"), help="resumable state")
     data.add_argument("--resume", action="store_true", help="continue the run whose state is in --checkpoint-dir")
+    data.add_argument(
+        "--keep-steps", type=int, default=12, metavar="N",
+        help="keep the student at N log-spaced steps, 0 and the shipped one included, in <output-dir>/checkpoints/ "
+        "(float16, 4.9 MB each at the bundled size; the last is the model itself) and, with --push-to-hub, as "
+        "branches step-<step>; 0 keeps none",
+    )  # fmt: skip
 
     model = parser.add_argument_group("model")
     model.add_argument("--vocab-size", type=int, default=DEFAULT_VOCAB_SIZE, help="WordPiece vocabulary size")
@@ -186,8 +195,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(str(error))
     if args.embedding_lr_scale <= 0:
         parser.error(f"--embedding-lr-scale must be positive, not {args.embedding_lr_scale}")
-    if min(args.cad_pair_weight, args.cad_pair_margin, args.pairing_weight) < 0:
-        parser.error("--cad-pair-weight, --cad-pair-margin and --pairing-weight must be 0 or more")
+    if min(args.cad_pair_weight, args.cad_pair_margin, args.pairing_weight, args.keep_steps) < 0:
+        parser.error("--cad-pair-weight, --cad-pair-margin, --pairing-weight and --keep-steps must be 0 or more")
     unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
         parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
@@ -318,7 +327,10 @@ def main(argv: list[str] | None = None) -> dict:
         )
         targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
-    history = train_classifier("student", student, targets, setup, score, schedule, checkpoints)
+    keeper = None
+    if args.keep_steps:  # its states go with the resumable state, so a resumed run keeps the same ones
+        keeper = StepKeeper(args.keep_steps, checkpoints.folder and checkpoints.folder / "kept")
+    history = train_classifier("student", student, targets, setup, score, schedule, checkpoints, keeper)
 
     student.eval()
     best = max(history, key=lambda record: record["dev"]["mean"])
@@ -345,7 +357,11 @@ def main(argv: list[str] | None = None) -> dict:
         for source, texts in neutral_dev.items()
     }
     metrics["probe"] = run_probe(positive_probabilities(student, tokenizer))  # both halves of the word lists
-    write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics))
+    kept = None
+    if keeper is not None:  # the shipped weights are the best epoch's, taken at its last step: the final checkpoint
+        final_step = keeper.total * best["epoch"] // args.epochs
+        kept = (keeper.states(before=final_step), final_step, keeper.total)
+    write_folder(args.output_dir, student.cpu(), tokenizer, metrics, render_model_card(student, metrics), kept)
     checkpoints.clear()
     print(json.dumps({k: metrics[k] for k in ("dev", "test", "train_seconds")}))
     if args.push_to_hub:
@@ -359,8 +375,9 @@ def behaviour_report(model: TransformerClassifier, tokenizer: Tokenizer, dev_set
     return {"composition": composition_scores(model, tokenizer, dev_sets), "behaviour": summarise(suite)}
 
 
-def write_folder(output_dir: Path, model, tokenizer, metrics: dict, card: str) -> None:
-    """Write the model folder next to ``output_dir``, then move it into place in one rename."""
+def write_folder(output_dir: Path, model, tokenizer, metrics: dict, card: str, kept: tuple | None = None) -> None:
+    """Write the model folder next to ``output_dir``, then move it into place in one rename; ``kept``, ({step:
+    float16 state}, final step, total steps), adds its checkpoints (``kept_steps.write_checkpoints``)."""
     output_dir = output_dir.resolve()
     output_dir.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.", dir=output_dir.parent))
@@ -369,8 +386,10 @@ def write_folder(output_dir: Path, model, tokenizer, metrics: dict, card: str) -
         tokenizer.save(str(staging / "tokenizer.json"))
         (staging / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
         (staging / "README.md").write_text(card, encoding="utf-8")
-        for path in staging.iterdir():
-            path.chmod(0o644)  # safetensors writes owner-only files
+        if kept is not None:
+            write_checkpoints(staging, model, tokenizer, *kept)
+        for path in staging.rglob("*"):
+            path.chmod(0o755 if path.is_dir() else 0o644)  # safetensors writes owner-only files
         staging.chmod(0o755)  # mkdtemp makes an owner-only folder
         if output_dir.exists():
             previous = staging.with_name(staging.name + ".old")
@@ -406,15 +425,20 @@ def check_hub_access(repo_id: str) -> None:
         sys.exit(f"error: cannot push to {repo_id}: {first_line(error)}")
 
 
-def push_folder(folder: Path, repo_id: str) -> None:
-    """Upload ``folder`` to the Hub model repo ``repo_id`` in one commit, creating the repo if needed."""
-    api = HfApi()
+def push_folder(folder: Path, repo_id: str, api: HfApi | None = None) -> None:
+    """Upload ``folder`` to the Hub model repo ``repo_id`` in one commit, creating the repo if needed, and each of its
+    checkpoints as a branch named by its step (``api``: the seam the tests fake)."""
+    api = api or HfApi()
     try:
         api.create_repo(repo_id, exist_ok=True)
-        api.upload_folder(repo_id=repo_id, folder_path=folder, commit_message="Upload sentiment classifier")
+        api.upload_folder(
+            repo_id=repo_id, folder_path=folder, commit_message="Upload sentiment classifier",
+            ignore_patterns=[f"{CHECKPOINTS_DIR}/*"],  # each checkpoint is a branch of its own
+        )  # fmt: skip
+        branches = push_checkpoints(folder, repo_id, api)
     except Exception as error:  # one line, whatever went wrong: the local folder is complete either way
         sys.exit(f"error: pushing {folder} to {repo_id} failed: {first_line(error)}")
-    print(f"pushed {folder} to https://huggingface.co/{repo_id}")
+    print(f"pushed {folder} to https://huggingface.co/{repo_id}; its checkpoints as branches: {', '.join(branches)}")
 
 
 if __name__ == "__main__":

@@ -475,6 +475,9 @@ NEW_VALUES = {
     "errors_set": ("type", "Set", "sst2", "sst2"),  # the dropdowns take a typed value: their lists come with the data
     "errors_label": ("type", "True label", "negative", "negative"),
     "errors_search": ("type", "Text contains", "film", "film"),
+    "training_layer": ("choose", "Layer", "2", "2"),
+    "training_head": ("choose", "Head", "2", "2"),
+    "training_point": ("type", "Point in training (oldest to final)", "2", "2"),  # of the tiny model's 3
 }
 
 

@@ -32,6 +32,7 @@ MODEL_MODULES = {
     "interface.py",
     "tokenizer.py",
     "loading.py",
+    "checkpoints.py",
 }
 JS_SIGNS = ("=>", "document.", "querySelector", "window.")
 

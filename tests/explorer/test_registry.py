@@ -44,4 +44,4 @@ def test_every_views_draw_leaves_out_the_control_values_it_read(app, result):
         again = parts.draw_view(view, values)
         assert [block.label for block in controls if "value" in answered(again[block])] == [], view
         checked.append(view)
-    assert sorted(checked) == ["behaviour", "errors", "inside-head", "perturb"]  # a new one is checked here too
+    assert sorted(checked) == ["behaviour", "errors", "inside-head", "perturb", "training"]  # a new one is checked too

@@ -132,3 +132,23 @@ def test_a_job_run_before_the_app_leaves_the_app_its_own_model():
     env = {key: value for key, value in os.environ.items() if key not in ("MODEL_ID", "MODEL_REVISION")}
     done = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:]
+
+
+@pytest.mark.parametrize(
+    ("count", "room", "kept"),
+    [(12, 11, list(range(12))), (12, 3, [0, 5, 10, 11]), (12, 1, [0, 11]), (2, 1, [0, 1]), (12, 20, list(range(12)))],
+)
+def test_the_checkpoints_kept_in_memory_are_the_first_the_last_and_evenly_spaced_ones(count, room, kept):
+    """``room`` checkpoints fit beside the model (the last is the model itself, loaded already)."""
+    found, note = runner.within_memory(list(range(count)), each=10, where="This model", budget=10 * room)
+    assert found == kept
+    assert (note is None) == (len(kept) == count) and (note is None or f"{len(kept)} of the {count}" in note)
+
+
+def test_no_checkpoint_kept_when_not_one_fits_beside_the_model():
+    found, note = runner.within_memory(list(range(12)), each=2**30, where="The model x", budget=2**29)
+    assert (
+        found == []
+        and note
+        == "The model x's training checkpoints are too large to keep in memory (1,024 MB each), so none is shown."
+    )

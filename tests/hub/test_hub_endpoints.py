@@ -19,6 +19,7 @@ REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 
 TUTORIAL_ONLY = {"walkthrough"}  # its maths reads the tutorial's embedding, encoding and blocks
+NO_CHECKPOINTS = {"training"}  # the tiny checkpoints keep no training checkpoints (tests/model/test_checkpoints.py)
 # Two words swapped: as many tokens in any tokenizer, as /patching needs.
 SENTENCE, OTHER = "a wonderful film , the acting was dull", "a dull film , the acting was wonderful"
 
@@ -55,8 +56,12 @@ def answers(app, hub_model_dirs, tmp_path_factory) -> dict[str, dict[str, str]]:
 def test_every_endpoint_answers_on_each_family(answers, family):
     answered = answers[family]
     assert {"predict", "attention", "attributions", "faithfulness", "knockout", "compare_models"} <= set(answered)
-    broken = {name: said for name, said in answered.items() if name not in TUTORIAL_ONLY and said != "ok"}
+    explained = TUTORIAL_ONLY | NO_CHECKPOINTS  # answered with one line saying why
+    broken = {name: said for name, said in answered.items() if name not in explained and said != "ok"}
     assert not broken, broken
+    for name in NO_CHECKPOINTS:
+        said = answers[family][name]
+        assert "kept no training checkpoints" in said and "\n" not in said, said
     for name in TUTORIAL_ONLY:
         said = answers[family][name]
         assert "does not apply to this" in said and "\n" not in said, said  # one line, not a stack trace

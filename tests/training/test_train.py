@@ -27,7 +27,7 @@ from transformer.training.scoring import accuracy, predicted_classes
 pytestmark = pytest.mark.slow  # many seconds: left out of make test-fast
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md"}
+EXPECTED_FILES = {"config.json", "model.safetensors", "tokenizer.json", "metrics.json", "README.md", "checkpoints"}
 DEV_SETS = {"sst2", "yelp", "pros_cons", "tweets", "cad", "imdb", "ood"}
 TEST_SETS = {"sst2", "imdb", "multi_domain", "everyday"}
 # What a resumed run must reproduce exactly (the rest names the command line, paths and the time taken).

@@ -23,7 +23,9 @@ from typing import TypeGuard
 import gradio as gr
 import torch
 
+from ..checkpoints import list_checkpoints
 from ..explain import heap
+from ..interface import Classifier
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
 from . import analysis
 from .analysis import Analysis, InputError
@@ -211,6 +213,92 @@ def get_second_model() -> tuple[LoadedModel | None, str | None]:
         logger.warning(note)
         return None, note
     return on_device(loaded), None
+
+
+_checkpoints: list = [None, None]  # [the explorer's model, its checkpoints]: kept for that model only
+_checkpoints_lock = threading.Lock()
+
+
+def get_checkpoints() -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
+    """The explorer's model at each of its training checkpoints (``transformer.checkpoints``), loaded once and kept
+    while it is the explorer's model: ((step, model), ...) by step, the last being the explorer's own model when it
+    is the model folder itself.
+
+    Returns:
+        (the checkpoints, None), or ((), the one line that says why there are none).
+    """
+    loaded = get_model()[0]
+    with _checkpoints_lock:  # one load of them, however many requests ask at once
+        if _checkpoints[0] is not loaded.model:
+            _checkpoints[:] = [loaded.model, load_checkpoints(loaded)]
+        return _checkpoints[1]
+
+
+def load_checkpoints(loaded: LoadedModel) -> tuple[tuple[tuple[int, LoadedModel], ...], str | None]:
+    """``get_checkpoints``'s answer for ``loaded``, each checkpoint loaded on the explorer's device."""
+    folder = loaded.folder.resolve() if loaded.folder is not None else None
+    local = Path(loaded.source).is_dir()  # a folder's path is the server's own: never said to a caller
+    where = "This model" if local else f"The model {loaded.source}"
+    where = "The bundled model" if folder == DEFAULT_MODEL_DIR.resolve() else where
+    try:
+        found = list_checkpoints(loaded.source)
+    except OSError as error:
+        logger.warning("listing the checkpoints of %s failed: %s", loaded.source, error)
+        return (), f"{where}'s training checkpoints could not be listed."
+    if not found:
+        return (), (
+            f"{where} kept no training checkpoints (a checkpoints/ folder or step-N branches on the Hub), so there is "
+            "no training to show: python -m transformer.train --keep-steps 12 keeps them."
+        )
+    found, note = within_memory(found, model_bytes(loaded.model), where)
+    if not found:
+        return (), note
+    models = []
+    for checkpoint in found:
+        if checkpoint.revision is None and Path(checkpoint.source).resolve() == folder:
+            models.append((checkpoint.step, loaded))  # the final checkpoint is the model itself: not loaded twice
+            continue
+        try:
+            step_model = load_model(checkpoint.source, revision=checkpoint.revision, device="cpu")
+        except ModelLoadError as error:
+            logger.warning("the checkpoint at step %d did not load: %s", checkpoint.step, error)
+            return (), f"{where}'s checkpoint at step {checkpoint.step} did not load, so there is no training to show."
+        models.append((checkpoint.step, on_device(step_model)))
+    return tuple(models), note
+
+
+# The checkpoints kept in memory beside the model, at most: the bundled model's 12 are 120 MB; a DistilBERT-base's
+# one is 268 MB, so none of its is kept (the server's memory budget, issue 36, has no room for them).
+CHECKPOINT_BYTES = 256 * 2**20
+
+
+def model_bytes(model: Classifier) -> int:
+    """What ``model``'s parameters take in memory."""
+    return sum(parameter.numel() * parameter.element_size() for parameter in model.parameters())
+
+
+def within_memory(found: list, each: int, where: str, budget: int = CHECKPOINT_BYTES) -> tuple[list, str | None]:
+    """The checkpoints of ``found`` (oldest first, the last the model itself) kept in ``budget`` bytes at ``each``
+    per loaded checkpoint: all, or the first, the last and evenly spaced ones between; with the line that says how
+    many were left out (None when none was), or none at all when not even one fits beside the model."""
+    room = budget // max(each, 1)
+    if len(found) - 1 <= room:
+        return found, None
+    if room < 1:
+        size = f"{each / 2**20:,.0f} MB"
+        return [], f"{where}'s training checkpoints are too large to keep in memory ({size} each), so none is shown."
+    picked = sorted({round(i * (len(found) - 2) / max(room - 1, 1)) for i in range(room)})  # among all but the last
+    kept = [found[i] for i in picked] + [found[-1]]
+    return kept, f"{len(kept)} of the {len(found)} checkpoints kept in memory (each {each / 2**20:,.0f} MB)."
+
+
+def checkpoint_models() -> tuple[tuple[int, LoadedModel], ...]:
+    """``get_checkpoints``'s models; none is an ``InputError`` with its one line (the Training tab's endpoint's
+    answer for a model without checkpoints)."""
+    found, why = get_checkpoints()
+    if not found:
+        raise InputError(why or "This model has no training checkpoints.")
+    return found
 
 
 @functools.lru_cache(maxsize=1)

@@ -44,12 +44,15 @@ class Phase:
         batches: ``batches(epoch)`` -> the example index lists of that epoch (1-based), deterministic.
         loss: ``loss(model, rows)`` -> the scalar training loss on those examples.
         score: ``score(model)`` -> a number to maximise after each epoch (None: keep the last epoch).
+        on_step: ``on_step(step, total_steps, model)``, called with the weights that are scored (the EMA's, with
+            one) before the first step (step 0) and after each (``kept_steps.StepKeeper`` keeps some of them).
     """
 
     name: str
     batches: Callable[[int], list[list[int]]]
     loss: Callable[[nn.Module, list[int]], torch.Tensor]
     score: Callable[[nn.Module], dict] | None = None
+    on_step: Callable[[int, int, nn.Module], None] | None = None
 
 
 class Checkpoints:
@@ -130,7 +133,7 @@ def fit(model: nn.Module, phase: Phase, schedule: Schedule, checkpoints: Checkpo
     averaged = None
     if schedule.ema_decay:
         averaged = AveragedModel(model, multi_avg_fn=get_ema_multi_avg_fn(schedule.ema_decay), use_buffers=True)
-    scored = averaged.module if averaged is not None else model
+    scored = scored_weights(model, averaged)
     history, best, best_state, first_epoch = [], -math.inf, None, 1
 
     saved = checkpoints.load(phase.name)
@@ -150,6 +153,8 @@ def fit(model: nn.Module, phase: Phase, schedule: Schedule, checkpoints: Checkpo
             saved["epoch"] + 1,
         )
 
+    if phase.on_step is not None and first_epoch == 1:
+        phase.on_step(0, total_steps, scored)
     with tqdm(
         total=total_steps, initial=(first_epoch - 1) * steps_per_epoch, desc=phase.name, unit="step",
         file=sys.stderr, mininterval=2.0, dynamic_ncols=True,
@@ -179,11 +184,17 @@ def fit(model: nn.Module, phase: Phase, schedule: Schedule, checkpoints: Checkpo
     return history, best_state
 
 
+def scored_weights(model: nn.Module, averaged) -> nn.Module:
+    """The weights a phase scores and keeps: the EMA's when there is one, else the model's."""
+    return averaged.module if averaged is not None else model
+
+
 def train_epoch(model, averaged, phase: Phase, epoch: int, optimizer, scheduler, clip: float, progress) -> float:
     """One pass over ``phase.batches(epoch)``; returns the mean training loss per batch."""
     model.train()
     total, count = 0.0, 0
-    for rows in phase.batches(epoch):
+    batches = phase.batches(epoch)
+    for rows in batches:
         loss = phase.loss(model, rows)
         optimizer.zero_grad(set_to_none=True)
         loss.backward()
@@ -193,6 +204,8 @@ def train_epoch(model, averaged, phase: Phase, epoch: int, optimizer, scheduler,
         if averaged is not None:
             averaged.update_parameters(model)
         total, count = total + loss.item(), count + 1
+        if phase.on_step is not None:  # steps counted over the phase; every epoch has as many batches
+            phase.on_step((epoch - 1) * len(batches) + count, progress.total, scored_weights(model, averaged))
         progress.set_postfix(loss=f"{total / count:.4f}", refresh=False)
         progress.update()
     return total / max(count, 1)

@@ -79,10 +79,12 @@ def train_classifier(
     score,
     schedule: Schedule,
     checkpoints: Checkpoints,
+    on_step=None,
 ) -> list[dict]:
     """Fit ``model`` on the mixture against ``targets`` (n, C); loads the best-scoring epoch into it.
 
-    Returns the per-epoch history (training loss and the dev scores of each epoch).
+    Returns the per-epoch history (training loss and the dev scores of each epoch). ``on_step`` is the
+    phase's (``loop.Phase``): the student's keeps its checkpoints.
     """
     mixture, lengths = setup.mixture, [len(ids) for ids in setup.mixture.sequences]
 
@@ -103,7 +105,7 @@ def train_classifier(
             setup.pairing,
         )
 
-    history, best_state = fit(model, Phase(name, batches, loss, score), schedule, checkpoints)
+    history, best_state = fit(model, Phase(name, batches, loss, score, on_step), schedule, checkpoints)
     model.load_state_dict(best_state)
     return history
 

@@ -20,8 +20,8 @@ from transformer.explain import (
     predict,
     word_order_experiment,
 )
+from transformer.explorer.drawing import embedding_maps, theme, token_spans
 from transformer.explorer.drawing import figures as figures_module
-from transformer.explorer.drawing import theme, token_spans
 from transformer.explorer.drawing.attention_maps import attention_heatmap
 from transformer.explorer.drawing.attributions import MAX_OPACITY, attribution_figure, attribution_html
 from transformer.explorer.drawing.figures import (
@@ -31,7 +31,6 @@ from transformer.explorer.drawing.figures import (
     token_labels,
 )
 from transformer.explorer.inputs import page_numbers
-from transformer.explorer.views import token_embeddings
 from transformer.explorer.views.attributions import agreement_figure
 from transformer.explorer.views.compare import difference_figure
 from transformer.explorer.views.inside_head import head_figure
@@ -288,10 +287,10 @@ def test_the_highlighted_text_joins_word_pieces_and_greys_the_unread_tail():
 def test_token_embeddings_label_only_points_far_enough_apart_and_hover_names_every_one():
     points = torch.tensor([[0.0, 0.0], [0.01, 0.01], [0.02, 0.0], [1.0, 1.0], [1.0, 0.98], [0.5, 0.5]] * 2)
     labels = [f"t{i}" for i in range(len(points))]
-    shown = token_embeddings.spaced_labels(points, labels)
+    shown = embedding_maps.spaced_labels(points, labels)
     assert shown[0] == "t0" and shown[3] == "t3" and shown[5] == "t5" and shown[1] == shown[2] == shown[4] == ""
     kept = [i for i, label in enumerate(shown) if label]
     extent = points.max(dim=0).values - points.min(dim=0).values
     for i, j in itertools.combinations(kept, 2):  # no two printed labels overlap
         gap = ((points[i] - points[j]) / extent).abs()
-        assert gap[0] >= token_embeddings.LABEL_GAP[0] or gap[1] >= token_embeddings.LABEL_GAP[1]
+        assert gap[0] >= embedding_maps.LABEL_GAP[0] or gap[1] >= embedding_maps.LABEL_GAP[1]

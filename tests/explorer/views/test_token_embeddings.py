@@ -8,6 +8,7 @@ import transformers
 from app_fixtures import MARKUP
 from tiny import tiny_model
 
+from transformer.explain import embedding_map
 from transformer.explorer import analysis
 from transformer.explorer.views import token_embeddings
 from transformer.loading import load_model
@@ -17,19 +18,19 @@ SENTENCE = "a wonderful film , the acting was dull"
 
 def test_principal_map_matches_the_svd_and_fixes_each_sign():
     points = torch.randn(7, 5, generator=torch.Generator().manual_seed(0))
-    coordinates, explained = token_embeddings.principal_map(points)
+    coordinates, explained = embedding_map.principal_map(points)
     centred = points - points.mean(dim=0)
     _, s, vh = torch.linalg.svd(centred.double(), full_matrices=False)
     expected = (centred.double() @ vh[:2].T).float()  # (N, 2), up to each column's sign
     torch.testing.assert_close(coordinates.abs(), expected.abs(), rtol=1e-4, atol=1e-5)
     assert all(column[column.abs().argmax()] > 0 for column in coordinates.T)  # the largest coordinate is positive
     torch.testing.assert_close(explained, (s[:2] ** 2 / (s**2).sum()).float())
-    flipped, _ = token_embeddings.principal_map(-points)  # the same cloud mirrored: the same map
+    flipped, _ = embedding_map.principal_map(-points)  # the same cloud mirrored: the same map
     torch.testing.assert_close(flipped, coordinates, rtol=1e-4, atol=1e-5)
 
 
 def test_one_token_maps_to_the_origin():
-    coordinates, explained = token_embeddings.principal_map(torch.ones(1, 4))
+    coordinates, explained = embedding_map.principal_map(torch.ones(1, 4))
     assert coordinates.shape == (1, 2) and not coordinates.any() and not explained.any()
 
 
@@ -39,7 +40,7 @@ def test_the_view_has_a_map_per_stage_and_starts_from_the_embeddings(model, toke
     n = len(result.tokens)
     assert view.coordinates.shape == (model.num_layers + 1, n, 2)
     with torch.no_grad():
-        first = token_embeddings.principal_map(model.embed(analysis.sentence_ids(model, result))[0])[0]
+        first = embedding_map.principal_map(model.embed(analysis.sentence_ids(model, result))[0])[0]
     torch.testing.assert_close(view.coordinates[0], first)
     torch.testing.assert_close(view.coordinates.mean(dim=1), torch.zeros(model.num_layers + 1, 2), atol=1e-4, rtol=0)
     assert ((view.spread > -1) & (view.spread <= 1 + 1e-6)).all()
@@ -131,7 +132,7 @@ def test_the_view_draws_a_hub_model_with_its_special_tokens(hub):
     assert view.coordinates.shape == (model.num_layers + 1, n, 2) and view.explained.shape == (model.num_layers + 1, 2)
     with torch.no_grad():
         first = model.base.embeddings(input_ids=analysis.sentence_ids(model, result))[0]  # (N, D)
-    torch.testing.assert_close(view.coordinates[0], token_embeddings.principal_map(first)[0])
+    torch.testing.assert_close(view.coordinates[0], embedding_map.principal_map(first)[0])
     assert len(token_embeddings.embeddings_figure(view).data) == model.num_layers + 1
 
 

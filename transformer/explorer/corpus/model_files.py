@@ -4,7 +4,9 @@
 corpus (``data_folder.reference_corpus``); ``errors.json`` holds the dev-set sentences the model gets wrong,
 most confident first (at most 1 MB); ``behaviour.json`` the behavioural suite's report (``behaviour.report``:
 failure rates per test and capability, every failing case), which needs no data folder; ``faithfulness.json``
-each explanation method's mean AOPC by erasure over the reference corpus (``explain.corpus_faithfulness``).
+each explanation method's mean AOPC by erasure over the reference corpus (``explain.corpus_faithfulness``);
+``training.json``, for a model that kept training checkpoints (``transformer.checkpoints``), the suite's failure rate
+per capability and every head's role at each checkpoint (absent without checkpoints).
 Each carries the sha256 of the weights (``model_hash``: ``model.safetensors``, or a sharded checkpoint's index
 and shards): a file made for other weights is ignored, so the atlas and the report are recomputed when the model
 changes. Layers and heads count from 1.
@@ -48,6 +50,7 @@ ATLAS_FILE = "head_atlas.json"
 ERRORS_FILE = "errors.json"
 BEHAVIOUR_FILE = "behaviour.json"
 FAITHFULNESS_FILE = "faithfulness.json"
+TRAINING_FILE = "training.json"
 WEIGHTS_FILE = "model.safetensors"
 MAX_ERRORS_BYTES = 1_000_000
 DECIMALS = 4
@@ -266,6 +269,34 @@ def build_behaviour(model, tokenizer, model_sha256: str, tests: list[Test] | Non
     texts = len({text for test in tests for case in test.cases for text in case})
     report = build_report(results)
     return {"model_sha256": model_sha256, "texts": texts, **report, "seconds": round(time.perf_counter() - start, 1)}
+
+
+def build_training(checkpoints, tokenizer, rows: list[Row], model_sha256: str, batch_size: int | None = None) -> dict:
+    """The model across its training checkpoints, ((step, model), ...) oldest first: at each, the behavioural suite's
+    failure rate per part and capability (``build_behaviour``) and every head's atlas role over ``rows`` (layers and
+    heads from 1, a row per layer). JSON-ready, tied to the final weights by ``model_sha256``."""
+    start = time.perf_counter()
+    rows, ids = encode(tokenizer, rows, checkpoints[-1][1].max_len)
+    punctuation = punctuation_ids(tokenizer)
+    kept = []
+    for step, model in tqdm(checkpoints, desc="training: checkpoints", unit="checkpoint", leave=False):
+        report = build_behaviour(model, tokenizer, model_sha256, progress=iter)
+        found = atlas.head_behaviour(model, ids, punctuation, batch_size or atlas_batch_size(model, ids))
+        roles = [
+            [atlas.head_role(found.behaviour[layer, head], float(found.entropy_share[layer, head]))
+             for head in range(model.num_heads)]
+            for layer in range(model.num_layers)
+        ]  # fmt: skip
+        rates = [{key: row[key] for key in ("part", "capability", "failure_rate")} for row in report["capabilities"]]
+        kept.append({"step": step, "capabilities": rates, "roles": roles})
+    return {
+        "model_sha256": model_sha256,
+        "steps": [step for step, _ in checkpoints],
+        "sentences": len(rows),
+        "role_rule": atlas.ROLE_RULE,
+        "checkpoints": kept,
+        "seconds": round(time.perf_counter() - start, 1),
+    }
 
 
 def build_faithfulness(model, tokenizer, rows: list[Row], model_sha256: str, steps: int = DEFAULT_IG_STEPS) -> dict:

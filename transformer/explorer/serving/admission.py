@@ -42,6 +42,7 @@ HEAVY_WEIGHTS = {
     "head_atlas": 2.0,
     "errors": 2.0,
     "behaviour": 2.0,
+    "training": 2.0,  # one pass per kept checkpoint (12 by default) of the one sentence
 }
 CLIENT_BUDGET = 8.0  # one client's total cost in flight: e.g. two long walkthroughs, or four light calls and a page
 LIGHT_RESERVE = 2.0  # kept free of heavy jobs: a client's own light calls always fit

@@ -19,6 +19,7 @@ from . import (
     positional_encoding,
     rollout,
     token_embeddings,
+    training,
     walkthrough,
     word_order,
 )
@@ -38,6 +39,7 @@ VIEWS = [
     patching.VIEW,
     export.VIEW,
     token_embeddings.VIEW,
+    training.VIEW,
     head_atlas.VIEW,
     errors.VIEW,
     behaviour.VIEW,
