@@ -119,7 +119,7 @@ def spread(inputs: torch.Tensor, norm: nn.LayerNorm) -> torch.Tensor:
 def block_parts(model: Classifier, kept: Captured, layer: int) -> BlockParts:
     """``layer``'s output at every position split into parts that add up to it (``Captured`` from one forward)."""
     heads, d = model.num_heads, model.d_model
-    w_v, w_o = model.attention_projections(layer)
+    w_o = model.attention_projections(layer)[1]
     values = kept.values[layer][0]  # (N, H·d_k)
     values = values.reshape(values.size(0), heads, -1).transpose(0, 1)  # (H, N, d_k)
     slices = w_o.weight.reshape(d, heads, -1).permute(1, 2, 0)  # (H, d_k, D): y = W_o x
