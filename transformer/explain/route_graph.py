@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from ..interface import Classifier
-from .routes import NORMS, decompose, importance, proximity
+from .routes import DEFAULT_NORM, NORMS, decompose, importance, proximity
 
 KINDS = ("head", "feed-forward", "residual", "pooling")
 
@@ -87,13 +87,13 @@ def flows(pooling: torch.Tensor, residual, heads, feed_forward) -> tuple[torch.T
 
 
 @torch.no_grad()
-def routes(model: Classifier, input_ids: torch.Tensor, norm: str = "l1") -> Routes:
+def routes(model: Classifier, input_ids: torch.Tensor, norm: str = DEFAULT_NORM) -> Routes:
     """Every part's importance at every sum of one sentence, from one forward pass, and the flow they give.
 
     Args:
         model: the classifier, in eval mode.
         input_ids: one sentence, no padding.
-        norm: "l1" (ALTI's) or "l2", the distance of the proximity rule.
+        norm: "l2" (dot products only) or "l1" (ALTI's), the distance of the proximity rule.
 
     Shape:
         input_ids: (1, N).

@@ -27,7 +27,7 @@ def test_routes_endpoint_answers_the_kept_edges_and_every_node(app, loaded, resu
     assert (
         named["source"] == f"s{first.layer}:{first.source}" and named["target"] == f"s{first.layer + 1}:{first.target}"
     )
-    assert answer["norm"] == "l1" and answer["predicted"] in result.label_names
+    assert answer["norm"] == "l2" and answer["predicted"] in result.label_names
     close([h["share"] for h in answer["heads"]], sorted(found.head_share.flatten().tolist(), reverse=True), atol=1e-6)
 
 

@@ -28,13 +28,13 @@ DEFAULT_THRESHOLD = 5  # percent
 TOP_HEADS = 5  # heads the graph's ranking lists
 NOTE = (
     "The graph splits every vector the model makes into its parts: what the position held before the layer (the "
-    "residual), what each head brings from each token, and the feed-forward's output; each edge's width is its "
-    "part's **importance to that sum** (ALTI's proximity rule, L1 norm: how far the sum moves towards the part, "
-    "normalised to 1 at every sum). It is built from the class down, keeping edges above the threshold. Importance "
-    "to a sum is not causation: switching a head off (below) measures what the prediction loses without it. In a "
-    "BERT-style model, whose LayerNorms come after each sum, each LayerNorm is linearised as ALTI does (divided by "
-    "the σ the forward pass used), so the parts still add up exactly; a mean-pooled model's pooling shares are "
-    "taken before its final LayerNorm."
+    "residual), what each head brings from each token, and the feed-forward's output. Each edge's width is its "
+    "part's **importance to that sum**: ALTI's proximity rule (how far the sum moves towards the part; a part that "
+    "points away counts 0) with the L2 norm, normalised to 1 at every sum. The graph is built from the class down, "
+    "keeping the edges above the threshold. Importance to a sum is not causation: switching a head off (below) "
+    "measures what the prediction loses without it. In a BERT-style model, whose LayerNorms come after each sum, "
+    "each LayerNorm is linearised as ALTI does (divided by the σ the forward pass used), so the parts still add up "
+    "exactly; a mean-pooled model's pooling shares are taken before its final LayerNorm."
 )
 
 
@@ -191,7 +191,7 @@ def routes(text: str, threshold: float = DEFAULT_THRESHOLD / 100) -> dict:
     Args:
         text: the text to read.
         threshold: the least importance an edge needs to be kept, 0.02 to 0.5 (importance: a part's share of the
-            sum it joins, ALTI's proximity rule with the L1 norm).
+            sum it joins, ALTI's proximity rule with the L2 norm).
 
     Returns:
         {"tokens", "label_names", "predicted", "norm", "threshold", "nodes": [{"id" ("s{stage}:{position}", stage 0

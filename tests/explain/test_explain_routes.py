@@ -11,7 +11,7 @@ from tiny import tiny_model
 
 from transformer.explain import routes as routes_module
 from transformer.explain.route_graph import kept_edges, routes
-from transformer.explain.routes import decompose, importance
+from transformer.explain.routes import decompose, heads_proximity, importance, proximity
 from transformer.loading import load_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,6 +51,17 @@ def test_importances_at_every_sum_are_non_negative_and_add_up_to_one(sentence, n
         assert min(shares.residual.min(), shares.heads.min(), shares.bias.min(), shares.feed_forward.min()) >= 0
         total = shares.residual + shares.heads.sum(dim=(0, 2)) + shares.bias + shares.feed_forward  # (N,)
         torch.testing.assert_close(total, torch.ones_like(total))
+
+
+@pytest.mark.parametrize("norm", ["l1", "l2"])
+def test_the_heads_proximities_are_those_of_every_part_made_whole(sentence, norm):
+    model, ids = sentence
+    for block in decompose(model, ids)[0]:
+        alpha = block.weights * block.scale[None, :, None]  # (H, N, N)
+        parts = alpha[..., None] * block.moved()[:, None]  # (H, N, N, D): every part's vector, as a small model allows
+        expected = proximity(block.output[None, :, None], parts, norm)  # (H, N, N)
+        torch.testing.assert_close(heads_proximity(block, norm), expected, atol=2e-5, rtol=1e-4)
+        assert expected.max() > 0
 
 
 def test_the_l1_distances_taken_a_few_queries_at_a_time_are_those_taken_at_once(monkeypatch):
@@ -151,5 +162,5 @@ def test_a_model_that_reads_its_first_token_gives_that_token_the_whole_pooling(h
 
 
 def test_an_unknown_norm_is_refused():
-    with pytest.raises(ValueError, match="norm must be one of l1, l2"):
+    with pytest.raises(ValueError, match="norm must be one of l2, l1"):
         routes(tiny_model(), IDS, norm="l3")
