@@ -131,3 +131,11 @@ def kept_edges(found: Routes, threshold: float) -> list[Edge]:
             sources.add(key)
         positions = sorted(sources)
     return edges
+
+
+def strongest(edges: list[Edge], limit: int) -> list[Edge]:
+    """The ``limit`` most important of ``edges``, in their order: what an answer or a figure of bounded size holds."""
+    if len(edges) <= limit:
+        return edges
+    kept = set(sorted(range(len(edges)), key=lambda k: -edges[k].importance)[:limit])
+    return [edge for k, edge in enumerate(edges) if k in kept]

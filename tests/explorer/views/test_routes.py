@@ -67,3 +67,12 @@ def test_tokens_and_the_class_name_are_escaped_in_the_graph():
     assert "head L1 H2: key 1 &lt;b&gt; → query 0 &lt;script&gt;" in hover and "feed-forward of layer 1" in hover
     shown = " ".join([*figure.layout.xaxis.ticktext, *figure.layout.yaxis.ticktext, hover])
     assert "<script>" not in shown and "<b>" not in shown and "class: &lt;b&gt;odd&lt;/b&gt;" in shown
+
+
+def test_an_answer_holds_the_most_important_edges_up_to_its_cap_and_says_how_many_it_left_out(app, monkeypatch):
+    whole = view.routes(SENTENCE, threshold=0.02)
+    monkeypatch.setattr(view, "MAX_EDGES", 3)
+    capped = view.routes(SENTENCE, threshold=0.02)
+    assert whole["left_out"] == 0 and capped["left_out"] == len(whole["edges"]) - 4  # the class's edge stays
+    strongest = sorted((edge["importance"] for edge in whole["edges"][:-1]), reverse=True)[:3]
+    assert sorted((edge["importance"] for edge in capped["edges"][:-1]), reverse=True) == strongest

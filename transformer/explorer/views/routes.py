@@ -13,7 +13,7 @@ import torch
 
 from ...explain import route_graph
 from ...explain.knockout import predict_with_knockout
-from ...explain.route_graph import Edge, Routes, kept_edges
+from ...explain.route_graph import Edge, Routes, kept_edges, strongest
 from ...interface import Classifier
 from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
@@ -26,6 +26,10 @@ from ..registry import Drawing, Page, View
 THRESHOLDS = (2, 50)  # the least importance an edge needs to be kept, in percent: the slider's range
 DEFAULT_THRESHOLD = 5  # percent
 TOP_HEADS = 5  # heads the graph's ranking lists
+# The most edges an answer holds (about 100 bytes each: at most 2 MB, under issue 56's 3 MB with the nodes) and a
+# figure draws (a line and a hover point each), the most important first; at the least threshold a 128-token
+# DistilBERT-base may keep up to about 30,000 (50 parts of 0.02 at every sum).
+MAX_EDGES, MAX_DRAWN = 20_000, 3_000
 NOTE = (
     "The graph splits every vector the model makes into its parts: what the position held before the layer (the "
     "residual), what each head brings from each token, and the feed-forward's output. Each edge's width is its "
@@ -104,7 +108,7 @@ def comparison(view: RoutesView, check: HeadCheck) -> str:
 def graph_figure(kept: tuple, percent: float):
     """The graph at ``percent`` % from a kept view: no model call."""
     view = kept[1]
-    edges = kept_edges(view.routes, percent / 100)
+    edges = strongest(kept_edges(view.routes, percent / 100), MAX_DRAWN)
     return routes_figure(
         edges, view.tokens, view.routes.residual.size(0), view.label_names[view.predicted], percent / 100
     )
@@ -157,7 +161,8 @@ def routes_answer(view: RoutesView, threshold: float) -> dict:
         for s in range(found.flow.size(0))
         for i in range(n)
     ]
-    edges = [edge_json(edge) for edge in kept_edges(found, threshold)]
+    kept = kept_edges(found, threshold)
+    edges = [edge_json(edge) for edge in strongest(kept, MAX_EDGES)]
     name = view.label_names[view.predicted]
     return to_jsonable(
         {
@@ -178,6 +183,7 @@ def routes_answer(view: RoutesView, threshold: float) -> dict:
                     "importance": 1.0,
                 },
             ],
+            "left_out": len(kept) - len(edges),
             "heads": [{"head": head, "share": share} for head, share in ranked_heads(found)],
         },
         runner.API_DECIMALS,
@@ -197,7 +203,8 @@ def routes(text: str, threshold: float = DEFAULT_THRESHOLD / 100) -> dict:
         {"tokens", "label_names", "predicted", "norm", "threshold", "nodes": [{"id" ("s{stage}:{position}", stage 0
         entering layer 1; then "pooled" and "class"), "stage", "position", "flow"}], "edges": [{"kind" ("head",
         "feed-forward", "residual", "pooling", "class"), "layer", "head", "source", "target", "importance"}] (the
-        kept ones, from the class down), "heads": [{"head", "share" (of the route, the graph's estimate)}]}.
+        kept ones, from the class down; at most 20,000, the most important), "left_out" (kept edges beyond those),
+        "heads": [{"head", "share" (of the route, the graph's estimate)}]}.
     """
     with runner.clear_errors("Cannot answer this"):
         threshold = check_threshold(threshold)
