@@ -73,19 +73,14 @@ def edge_traces(edges: Sequence[Edge], labels: Sequence[str], layers: int, middl
         for (kind, band), (x, y) in sorted(lines.items())
     ]
     marker = dict(color=hover[3], size=7, opacity=0.6)
-    traces.append(
-        dict(
-            type="scatter",
-            x=hover[0],
-            y=hover[1],
-            mode="markers",
-            marker=marker,
-            text=hover[2],
-            hovertemplate="%{text}<extra></extra>",
-            showlegend=False,
-        )
+    return [*traces, points(hover[0], hover[1], marker, text=hover[2], hovertemplate="%{text}<extra></extra>")]
+
+
+def points(xs: list, ys: list, marker: dict, **hover) -> dict:
+    """A trace of markers outside the legend; ``hover`` says what hovering shows (nothing by default)."""
+    return dict(
+        type="scatter", x=xs, y=ys, mode="markers", marker=marker, showlegend=False, **(hover or {"hoverinfo": "skip"})
     )
-    return traces
 
 
 def routes_figure(edges: Sequence[Edge], tokens: Sequence[str], layers: int, class_name: str, threshold: float):
@@ -103,15 +98,7 @@ def routes_figure(edges: Sequence[Edge], tokens: Sequence[str], layers: int, cla
     xs = [i for s in range(layers + 1) for i in range(len(tokens))] + [middle, middle]
     ys = [s for s in range(layers + 1) for _ in tokens] + [layers + 1, layers + 2]
     on_route = [(s, i) in touched for s in range(layers + 1) for i in range(len(tokens))] + [bool(edges)] * 2
-    nodes = dict(
-        type="scatter",
-        x=xs,
-        y=ys,
-        mode="markers",
-        hoverinfo="skip",
-        showlegend=False,
-        marker=dict(size=[9 if kept else 4 for kept in on_route], color="#2a3f5f"),
-    )
+    nodes = points(xs, ys, dict(size=[9 if kept else 4 for kept in on_route], color="#2a3f5f"))
     figure = go.Figure([*edge_traces(edges, labels, layers, middle), nodes])
     stages = [*stage_labels(layers), "pooled vector", f"class: {escape(class_name)}"]
     title = f"How the decision travels: edges of importance ≥ {threshold:.2f}, from the class down"
