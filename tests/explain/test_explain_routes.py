@@ -23,12 +23,25 @@ HUB_SENTENCE = "a wonderful film with great acting"
 def sentence(request, hub_model_dirs):
     """(a model in eval mode, one sentence's ids (1, N))."""
     if request.param == "tutorial":
-        return tiny_model(seed=1), IDS
+        return with_random_norms(tiny_model(seed=1)), IDS
     if request.param == "post-ln":
-        return tiny_model(seed=2, norm_first=False), IDS
+        return with_random_norms(tiny_model(seed=2, norm_first=False)), IDS
     folder = ROOT / "assets" / "model" if request.param == "bundled" else hub_model_dirs[request.param]
     loaded = load_model(folder, device="cpu")
-    return loaded.model, torch.tensor([loaded.tokenizer.encode(HUB_SENTENCE).ids])
+    model = loaded.model if request.param == "bundled" else with_random_norms(loaded.model)  # the bundled: trained
+    return model, torch.tensor([loaded.tokenizer.encode(HUB_SENTENCE).ids])
+
+
+def with_random_norms(model: torch.nn.Module) -> torch.nn.Module:
+    """``model`` with every LayerNorm's γ and β drawn at random: a fresh model's are 1 and 0, which would hide a
+    wrong γ or β in the linearised norms."""
+    generator = torch.Generator().manual_seed(5)
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, torch.nn.LayerNorm):
+                module.weight.copy_(1 + 0.3 * torch.randn(module.weight.shape, generator=generator))
+                module.bias.copy_(0.3 * torch.randn(module.bias.shape, generator=generator))
+    return model
 
 
 def test_the_parts_add_up_to_the_stream_at_every_block(sentence):
