@@ -78,11 +78,12 @@ def test_the_late_flips_filter_keeps_the_errors_decided_at_the_last_layer_only(
 ):
     every = view.compute_and_show(RUN, *ANY)[1]
     layers = loaded.model.num_layers
-    assert {row[4] for row in every} == {"embeddings"} and view.show_errors(*ANY, True)[1] == []  # the tiny model's
+    assert {row[4] for row in every} == {"embeddings"}  # the tiny model decides every one after the embeddings
+    assert view.show_errors(*ANY, view.LATE)[1] == []
     sha = view.ERRORS.current()["model_sha256"]
     monkeypatch.setitem(view.DECIDED, (sha, every[1][-1]), layers)  # as if its class flipped at the last layer
     monkeypatch.setitem(view.DECIDED, (sha, every[2][-1]), layers - 1)
-    late = view.show_errors(*ANY, True)[1]
+    late = view.show_errors(*ANY, view.LATE)[1]
     assert late == [[*every[1][:4], f"layer {layers}", every[1][-1]]]
     assert view.show_errors(*ANY)[1][2][4] == f"layer {layers - 1}"
 

@@ -36,6 +36,7 @@ from ..page import scripts
 from ..registry import Drawing, Page, View, cancel_button, kept_control, read_text
 
 ALL = "all"
+LATE = "late flips only"  # the "Decided at" filter's choice: the errors decided at the last layer only
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
 COLUMNS = ["set", "true label", "predicted", "confidence", "decided at", "text"]
 # Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
@@ -140,7 +141,7 @@ def late_flips(errors: list[dict], decided: dict[str, int], layers: int) -> list
     return [error for error in errors if layers and decided.get(error["text"]) == layers]
 
 
-def show_errors(set_name: str, label: str, search: str, late: bool = False) -> tuple:
+def show_errors(set_name: str, label: str, search: str, decided_at: str = ALL) -> tuple:
     """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
     at hand sets the box to a new ``run_request``, which computes it. The filters' values are never sent back as
     they came (``kept_control``): one chosen while this draw ran stays."""
@@ -157,6 +158,7 @@ def show_errors(set_name: str, label: str, search: str, late: bool = False) -> t
         )
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
+    late = decided_at == LATE
     decided = decide(data, picked if late else picked[:MAX_SHOWN])
     if late:
         picked = late_flips(picked, decided, runner.loaded_model().model.num_layers)
@@ -175,10 +177,10 @@ def typed_choice(value) -> str:
     return value if isinstance(value, str) else ALL
 
 
-def compute_and_show(needed, set_name, label, search, late: bool = False):
+def compute_and_show(needed, set_name, label, search, decided_at: str = ALL):
     """The hidden box's change to a ``run_request``: compute the list (only if there is none yet; the page draws its
     tqdm bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
-    return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search, bool(late)), 5)
+    return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search, decided_at), 5)
 
 
 def picked_text(event: gr.SelectData) -> str:
@@ -234,7 +236,7 @@ def layout(page: Page) -> Drawing:
         search = gr.Textbox(
             label="Text contains", placeholder="press Enter to search", max_length=200, elem_id="errors-search"
         )
-        late = gr.Checkbox(False, label="Late flips only (decided at the last layer)", elem_id="errors-late")
+        late = gr.Radio([ALL, LATE], value=ALL, label="Decided at", elem_id="errors-late")
     summary = gr.HTML(elem_id="errors-summary")
     cancel = cancel_button("errors")
     table = gr.Dataframe(
