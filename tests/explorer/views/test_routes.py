@@ -58,6 +58,8 @@ def test_the_threshold_redraws_from_the_kept_graph_without_the_model(app, result
     assert not forward_calls
     assert len(loose.data[-2].text) > len(strict.data[-2].text)  # the hover markers: one per kept edge
     assert view.redraw_graph(5, None) is None
+    with pytest.raises(gr.Error, match=r"threshold \(%\) must be a whole number from 2 to 50; got 1"):
+        view.redraw_graph(1, kept)
 
 
 def test_tokens_and_the_class_name_are_escaped_in_the_graph():

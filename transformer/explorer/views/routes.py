@@ -19,7 +19,7 @@ from .. import runner
 from ..analysis import Analysis, InputError, sentence_ids
 from ..drawing.markup import table
 from ..drawing.routes import routes_figure
-from ..inputs import choice, head_label, head_labels, number, page_number, parse_heads, shown
+from ..inputs import choice, head_label, head_labels, number, page_number, parse_heads, shown, whole_number
 from ..jsonable import to_jsonable
 from ..registry import Drawing, Page, View
 
@@ -106,8 +106,10 @@ def comparison(view: RoutesView, check: HeadCheck) -> str:
 
 
 def graph_figure(kept: tuple, percent: float):
-    """The graph at ``percent`` % from a kept view: no model call."""
+    """The graph at ``percent`` % from a kept view: no model call (a threshold off the slider is a clear error)."""
     view = kept[1]
+    with runner.clear_errors():
+        percent = whole_number(percent, "The threshold (%)", *THRESHOLDS)
     edges = strongest(kept_edges(view.routes, percent / 100), MAX_DRAWN)
     return routes_figure(
         edges, view.tokens, view.routes.residual.size(0), view.label_names[view.predicted], percent / 100
