@@ -67,14 +67,19 @@ def test_query_key_gives_the_attention_the_model_returns(model):
 def test_layer_norms_are_the_norms_each_block_runs_where_norm_first_says(model):
     ids = torch.tensor([[2, 7, 11, 19, 23, 3]])  # (1, N)
     states = model.hidden_states(ids)  # (1, N, D) each
-    seen: list[tuple[torch.Tensor, torch.Tensor]] = []
+    seen: dict[torch.nn.Module, tuple[int, torch.Tensor, torch.Tensor]] = {}  # norm -> (when it ran, input, output)
+
+    def keep(module, args, output):
+        seen[module] = (len(seen), args[0], output)
+
     norms = [norm for layer in range(model.num_layers) for norm in model.layer_norms(layer)]
-    with hooks.added([(norm, lambda module, args, output: seen.append((args[0], output)), "post") for norm in norms]):
+    with hooks.added([(norm, keep, "post") for norm in norms]):
         model(ids)
     assert len(seen) == 2 * model.num_layers and all(isinstance(norm, torch.nn.LayerNorm) for norm in norms)
     assert model.norm_first == (model.model_type == "tutorial")  # the tiny tutorial model is Pre-LN, BERT's Post-LN
     for layer in range(model.num_layers):
-        (first_in, _), (_, second_out) = seen[2 * layer : 2 * layer + 2]
+        (first_ran, first_in, _), (second_ran, _, second_out) = (seen[norm] for norm in model.layer_norms(layer))
+        assert first_ran < second_ran  # the attention's, then the feed-forward's
         if model.norm_first:  # the first norm reads the block's input
             torch.testing.assert_close(first_in, states[layer])
         else:  # the second norm's output is the block's output
