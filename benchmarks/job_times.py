@@ -45,6 +45,7 @@ def worst_calls() -> dict:
         "word_order": lambda: views.word_order.word_order(TEXT),
         "compare": lambda: views.compare.compare(TEXT, OTHER),
         "patching": lambda: views.patching.patching(TEXT, OTHER),
+        "routes": lambda: views.routes.routes(TEXT, threshold=views.routes.THRESHOLDS[0] / 100),
         "head_atlas": views.head_atlas.head_atlas,
         "errors": lambda: views.errors.errors(limit=views.errors.MAX_SHOWN),
         "behaviour": lambda: views.behaviour.behaviour(limit=5000),

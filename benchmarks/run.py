@@ -12,6 +12,7 @@ from . import (
     patching,
     real_size,
     real_size_page,
+    routes,
     training,
 )
 
@@ -25,6 +26,7 @@ SECTIONS = [
     ("Behaviour tab against the Errors tab: cold deep link, handler; the suite's run", behaviour_tab.run),
     ("A Hub BERT of the bundled model's size against the bundled model: the main handler's work", hub_model.run),
     ("Activation patching on the bundled model at 25 tokens: the grid, the Patching tab, the readout", patching.run),
+    ("Routes: the graph on the bundled model at 25 tokens and on DistilBERT-base shapes at 128", routes.run),
     ("Real size: DistilBERT-base and BERT-base shapes, every endpoint against the bare model's passes", real_size.run),
     ("Real size in Chromium: the page on DistilBERT-base shapes against the bundled model", real_size_page.run),
     ("Training tab at the bundled size: 12 checkpoints loaded and run at 25 tokens, the slider's redraw", training.run),

@@ -74,6 +74,7 @@ class TransformerClassifier(
         self.max_len = max_len
         self.use_positional_encoding = use_positional_encoding
         self.model_type = "tutorial"  # the interface's name for this kind (a Hub model says its family)
+        self.norm_first = norm_first  # every block's arrangement, Pre-LN or Post-LN (``interface.Classifier``)
         self.pooling = "mean"  # what the classifier reads: the mean of the tokens (see ``explain.rollout``)
         self.capabilities = frozenset({TUTORIAL_BLOCKS, SINUSOIDAL_POSITIONS})
         self.pad_token_id = pad_token_id
@@ -150,6 +151,11 @@ class TransformerClassifier(
     def feed_forward_input(self, layer: int) -> nn.Module:
         """The module that takes block ``layer``'s feed-forward input, every position's (B, N, D) after attention."""
         return self.layers[layer].feed_forward
+
+    def layer_norms(self, layer: int) -> tuple[nn.LayerNorm, nn.LayerNorm]:
+        """Block ``layer``'s ``norm1`` and ``norm2``: before attention and feed-forward (Pre-LN) or after each sum."""
+        block = self.layers[layer]
+        return block.norm1, block.norm2
 
     added_token_ids: tuple[int, ...] = ()  # the tokens a tokenizer adds around a sentence: ours adds none ([CLS]...)
 

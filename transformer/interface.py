@@ -28,6 +28,8 @@ class Classifier(Protocol):
         label_names: the class names, in logit order.
         model_type: the kind of model, in words a message can name: "tutorial", "bert", "distilbert" or "roberta".
         pooling: what the classifier reads: "mean" of the tokens, or "first" ([CLS] or <s>).
+        norm_first: whether each block normalises a sub-layer's input (Pre-LN: x + f(LN(x))) rather than the sum
+            after it (Post-LN: LN(x + f(x)), BERT's).
         use_positional_encoding: whether positions are added unless a call says otherwise.
         special_token_ids: ids that views leave out of a colour scale ([CLS], [SEP], [PAD], ...).
         added_token_ids: ids the tokenizer adds around every sentence, which stay in place when a view edits it.
@@ -41,6 +43,7 @@ class Classifier(Protocol):
     pad_token_id: int
     label_names: list[str]
     pooling: str
+    norm_first: bool
     use_positional_encoding: bool
     added_token_ids: tuple[int, ...]
     capabilities: frozenset[str]
@@ -93,6 +96,10 @@ class Classifier(Protocol):
 
     def feed_forward_input(self, layer: int) -> nn.Module:
         """The module that takes ``layer``'s feed-forward input, every position's (B, N, D) after attention."""
+
+    def layer_norms(self, layer: int) -> tuple[nn.LayerNorm, nn.LayerNorm]:
+        """``layer``'s two LayerNorms, the attention's then the feed-forward's: before each sub-layer (Pre-LN) or
+        after each residual sum (Post-LN, ``norm_first`` False)."""
 
     def parameters(self, recurse: bool = True):
         """The weights (``nn.Module``'s): their device is the model's."""

@@ -1,7 +1,8 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
 Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
-its dark twin, the Head atlas, Walkthrough, Behaviour and Patching tabs, and the Attributions tab's faithfulness figure.
+its dark twin, the Head atlas, Walkthrough, Behaviour, Patching and Routes tabs, and the Attributions tab's faithfulness
+figure.
 """
 
 import io
@@ -32,11 +33,13 @@ SCREENSHOTS = {
     "behaviour": ROOT / "assets" / "screenshot-behaviour.png",
     "patching": ROOT / "assets" / "screenshot-patching.png",
     "norms": ROOT / "assets" / "screenshot-norms.png",
+    "routes": ROOT / "assets" / "screenshot-routes.png",
 }
 PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
     "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
     "behaviour": ("#behaviour-figures", "#behaviour-table"),
     "patching": ("#patching-a", "#patching-heads"),  # the heads grid is taller than the readout beside it
+    "routes": ("#routes-plot", "#routes-check"),  # the graph, then its top head's estimate and measured knockout
 }
 
 # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -203,6 +206,22 @@ def test_compare_view_shows_both_sentences_and_their_difference(page, url):
     assert query["scale"] == ["row"] and query["view"] == ["compare"]
 
 
+def test_routes_tab_shows_the_graphs_estimate_beside_the_measured_knockout_of_the_chosen_head(page, url):
+    page.goto(f"{url}?text={quote(ADDRESS_TEXT)}&view=routes&routes_threshold=10")
+    wait_for_text(page, "#routes-plot", "importance ≥ 0.10", "charming", "pooled vector", "class:")
+    wait_for_text(page, "#routes-check", "graph's estimate", "of the route to the class", "measured knockout", "→")
+    top = page.locator("#routes-check th").first.text_content()  # "head L1 H2": the graph's top head by default
+    assert "(rank 1 of 4 heads)" in page.locator("#routes-check").text_content()
+    other = "L2 H1" if top != "head L2 H1" else "L2 H2"
+    page.locator("#routes-head").get_by_role("combobox").click()
+    page.get_by_role("option", name=other, exact=True).click()
+    wait_for_text(page, "#routes-check", f"head {other}", "graph's estimate", "measured knockout")
+    assert address_holding(page, {"view": "routes", "routes_head": other, "routes_threshold": "10"})
+
+
+ROUTES_EXAMPLE = "The plot is thin, but the cast is great."  # the README's Routes example, on the bundled model
+
+
 @pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
 @pytest.mark.parametrize("shot", list(SCREENSHOTS))
 def test_update_screenshot_of_the_bundled_model(browser, shot):
@@ -233,6 +252,10 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?view=patching&{pair}")
             for plot in ("stages", "heads", "readout"):
                 page.locator(f"#patching-{plot} .main-svg").first.wait_for()
+        elif shot == "routes":  # the README's example: its graph, its top head's share and measured knockout
+            page.goto(f"{served}?text={quote(ROUTES_EXAMPLE)}&view=routes")
+            wait_for_text(page, "#routes-check", "graph's estimate", "measured knockout")
+            page.locator("#routes-plot .main-svg").first.wait_for()
         elif shot == "norms":  # the README's head on sentence A of its example pair, weighted by what it moves
             page.goto(f"{served}?text={quote('The film was really good.')}&layer=2&head=3&weighting=norms")
             wait_for_heatmap_with(page, "weight × ‖f(x)‖")
@@ -475,9 +498,12 @@ NEW_VALUES = {
     "errors_set": ("type", "Set", "sst2", "sst2"),  # the dropdowns take a typed value: their lists come with the data
     "errors_label": ("type", "True label", "negative", "negative"),
     "errors_search": ("type", "Text contains", "film", "film"),
+    "errors_decided": ("choose", "Decided at", "late flips only", "late flips only"),
     "training_layer": ("choose", "Layer", "2", "2"),
     "training_head": ("choose", "Head", "2", "2"),
     "training_point": ("type", "Point in training (oldest to final)", "2", "2"),  # of the tiny model's 3
+    "routes_threshold": ("type", "Keep edges of importance at least (%)", "20", "20"),
+    "routes_head": ("pick", "Switch off one head (default: the graph's top head)", "L2 H1", "L2 H1"),
 }
 
 

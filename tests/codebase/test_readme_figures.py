@@ -18,6 +18,7 @@ import pytest
 from transformer.explain.layer_readout import layer_readout
 from transformer.explain.patching import activation_patching
 from transformer.explorer.analysis import analyze, sentence_ids
+from transformer.explorer.views import routes
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -116,3 +117,24 @@ def test_the_patching_paragraph_is_a_patching_run_of_its_pair(bundled):
     assert patched[0, NOT].item() == pytest.approx(1.0) and np.delete(patched[0].numpy(), NOT) == pytest.approx(0)
     assert all(a - b > 0 for a, b in zip(readout["A"][1:], readout["B"][1:], strict=True))  # "layer 1 decides most"
     assert readout["A"][1] - readout["A"][0] > readout["A"][2] - readout["A"][1]
+
+
+ROUTES_SENTENCE = "The plot is thin, but the cast is great."
+
+
+def test_the_routes_paragraph_is_a_routes_run_and_each_heads_knockout(bundled):
+    """The graph's top head and its share, that head's measured knockout (the largest drop of all heads), and how
+    far the graph's ranking of the heads agrees with the knockouts' (Spearman, no ties)."""
+    model, tokenizer = bundled.model, bundled.tokenizer
+    result = analyze(model, tokenizer, ROUTES_SENTENCE)
+    ranking = routes.ranked_heads(routes.routes_view(model, tokenizer, result).routes)
+    checks = {head: routes.head_check(model, tokenizer, result, head) for head, _ in ranking}
+    drops = {head: check.probability - check.knocked_out for head, check in checks.items()}
+    top, share = ranking[0]
+    shares_rank = np.argsort(np.argsort([-value for _, value in ranking]))
+    drops_rank = np.argsort(np.argsort([-drops[head] for head, _ in ranking]))
+    spearman = np.corrcoef(shares_rank, drops_rank)[0, 1]
+    said = paragraph("**How the decision travels.**")
+    assert f"ranks layer {top[1]} head {top[-1]} first" in said and max(drops, key=drops.get) == top
+    expected = [result.probabilities[1], share, checks[top].probability, checks[top].knocked_out, spearman]
+    assert figures(said) == pytest.approx(expected, abs=0.005 + 1e-9), said

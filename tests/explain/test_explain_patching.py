@@ -12,7 +12,7 @@ from tiny import tiny_model
 
 from transformer.explain import batching
 from transformer.explain.attention_norms import attention_norms
-from transformer.explain.layer_readout import layer_readout
+from transformer.explain.layer_readout import committed_stage, layer_readout
 from transformer.explain.patching import (
     ROW_TOKENS,
     activation_patching,
@@ -260,6 +260,14 @@ def test_the_readouts_last_stage_is_the_forward_pass(pair):
     assert readout.shape == (model.num_layers + 1, len(model.label_names))
     torch.testing.assert_close(readout[-1], model(ids_a)[0])
     assert not torch.allclose(readout[0], readout[-1], atol=1e-3)  # the stages differ on a real model
+
+
+@pytest.mark.parametrize(
+    ("classes", "stage"), [([1, 1, 1], 0), ([0, 1, 1], 1), ([1, 0, 1], 2), ([0, 0, 1], 2), ([1, 1, 0], 2), ([0], 0)]
+)
+def test_the_committed_stage_is_the_first_from_which_the_readout_stays_the_final_class(classes, stage):
+    logits = torch.nn.functional.one_hot(torch.tensor(classes), 2).float()  # (L + 1, C)
+    assert committed_stage(logits) == stage
 
 
 def test_with_identity_blocks_every_stage_reads_as_the_last():

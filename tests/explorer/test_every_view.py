@@ -55,6 +55,7 @@ REGISTRY = Registry(VIEWS)  # the page's views, as app.py registers them
         (lambda app: views.knockout.knockout(["a list"]), "The text must be a string, not list"),
         (lambda app: views.word_order.word_order(SENTENCE, reordered=5), "Type your own reordering"),
         (lambda app: views.compare.compare(SENTENCE, "x" * 20_000), "at most 10,000"),
+        (lambda app: views.routes.routes(SENTENCE, threshold=0.9), "threshold must be a number from 0.02 to 0.5"),
     ],
 )
 def test_bad_controls_get_a_clear_error_without_a_stack_trace(app, call, message):
@@ -123,6 +124,7 @@ def test_tab_redraws_reuse_their_kept_view_and_never_run_the_model(app, result, 
         "attributions.show_attributions",
         "inside_head.show_inside_head",
         "knockout.show_knockout",
+        "routes.show_routes",
         "perturb.show_perturbation",
         "word_order.show_word_order",
         "compare.show_compare",

@@ -12,6 +12,7 @@ import torch
 from tiny import tiny_model
 
 from transformer import interface
+from transformer.hub import hooks
 from transformer.interface import Classifier
 from transformer.loading import load_model
 
@@ -61,6 +62,28 @@ def test_query_key_gives_the_attention_the_model_returns(model):
         queries, keys = model.query_key(ids, layer)  # (H, N, d_k) each
         weights = (queries @ keys.transpose(-2, -1) / math.sqrt(queries.size(-1))).softmax(-1)  # (H, N, N)
         torch.testing.assert_close(weights, attentions[layer][0], atol=1e-5, rtol=1e-4)
+
+
+def test_layer_norms_are_the_norms_each_block_runs_where_norm_first_says(model):
+    ids = torch.tensor([[2, 7, 11, 19, 23, 3]])  # (1, N)
+    states = model.hidden_states(ids)  # (1, N, D) each
+    seen: dict[torch.nn.Module, tuple[int, torch.Tensor, torch.Tensor]] = {}  # norm -> (when it ran, input, output)
+
+    def keep(module, args, output):
+        seen[module] = (len(seen), args[0], output)
+
+    norms = [norm for layer in range(model.num_layers) for norm in model.layer_norms(layer)]
+    with hooks.added([(norm, keep, "post") for norm in norms]):
+        model(ids)
+    assert len(seen) == 2 * model.num_layers and all(isinstance(norm, torch.nn.LayerNorm) for norm in norms)
+    assert model.norm_first == (model.model_type == "tutorial")  # the tiny tutorial model is Pre-LN, BERT's Post-LN
+    for layer in range(model.num_layers):
+        (first_ran, first_in, _), (second_ran, _, second_out) = (seen[norm] for norm in model.layer_norms(layer))
+        assert first_ran < second_ran  # the attention's, then the feed-forward's
+        if model.norm_first:  # the first norm reads the block's input
+            torch.testing.assert_close(first_in, states[layer])
+        else:  # the second norm's output is the block's output
+            torch.testing.assert_close(second_out, states[layer + 1])
 
 
 def sniffs(path: Path) -> list[str]:

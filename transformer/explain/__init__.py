@@ -17,6 +17,8 @@ Each module has one job:
 - ``patching``: activation patching between two sentences, per stage × position and per head.
 - ``attention_norms``: attention weighted by the norm of what each key moves (Kobayashi et al. 2020).
 - ``layer_readout``: the class read out from the residual stream after every layer.
+- ``routes``: each block's output split into parts, and each part's importance to its sum (ALTI's proximity rule).
+- ``route_graph``: the contribution graph from those importances: the flow from the class down, the kept edges.
 - ``batching``: how many rows of a sentence a heavy method runs in one pass, from the model's size.
 - ``heap``: the memory that passes freed handed back to the system (glibc's ``malloc_trim``).
 

@@ -37,3 +37,15 @@ def layer_readout(model: Classifier, input_ids: torch.Tensor) -> torch.Tensor:
     every_stage = replace_hook(rows, positions, states.reshape(stages * n, -1), copies=stages)  # values (S·N, D)
     with hooks.added([(last, every_stage, "post")]):
         return model(input_ids)  # (L + 1, C)
+
+
+def committed_stage(logits: torch.Tensor) -> int:
+    """The first stage from which the class read out stays the final class: 0 (already after the embeddings) to L
+    (only the last layer gives it: a late flip).
+
+    Shape:
+        logits: (L + 1, C), as ``layer_readout`` gives.
+    """
+    classes = logits.argmax(dim=-1)  # (L + 1,)
+    other = (classes != classes[-1]).nonzero()[:, 0]  # the stages that read out another class
+    return int(other[-1]) + 1 if len(other) else 0

@@ -49,6 +49,7 @@ class HubClassifier(nn.Module):
         self.max_len: int = config.max_position_embeddings - self.position_offset
         self.label_names = [str(config.id2label[i]) for i in range(config.num_labels)]
         self.use_positional_encoding = True
+        self.norm_first = False  # BERT, DistilBERT and RoBERTa normalise each residual sum (Post-LN)
         self.pooling = "first"  # the classifier reads the first token, [CLS] or <s> (see ``explain.rollout``)
         self.capabilities: frozenset[str] = frozenset()  # learned positions; its blocks are not the tutorial's
         self.special_token_ids = tuple(sorted(set(special_token_ids)))
@@ -104,6 +105,12 @@ class HubClassifier(nn.Module):
         """The module that takes layer ``layer``'s feed-forward input, every position's (B, N, D) after attention, as
         ``TransformerClassifier.feed_forward_input``: BERT's and RoBERTa's ``intermediate``, DistilBERT's ``ffn``."""
         return attrgetter(self.family.feed_forward)(self.hf_layers[layer])
+
+    def layer_norms(self, layer: int) -> tuple[nn.LayerNorm, nn.LayerNorm]:
+        """Layer ``layer``'s LayerNorm after the attention's residual sum and after the feed-forward's (Post-LN)."""
+        block = self.hf_layers[layer]
+        first, second = (attrgetter(path)(block) for path in self.family.norms)
+        return first, second
 
     def _hook_specs(self, head_mask: torch.Tensor | None, positional_encoding: bool | None) -> list[hooks.HookSpec]:
         """The hooks one call needs: a W_o pre-hook per layer for ``head_mask``, one to zero the positions.

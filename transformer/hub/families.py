@@ -22,6 +22,7 @@ class Family:
         query, key, value: in a layer, the linear maps that make the queries, keys and values (all heads at once).
         feed_forward: in a layer, the first module of the feed-forward, whose input is the stream after attention
             and whose output the layer adds back to it.
+        norms: in a layer, the LayerNorm after the attention's residual sum, then the one after the feed-forward's.
         position_offset: rows of the position table before position 0 (RoBERTa numbers positions from
             ``pad_token_id + 1``); True means ``pad_token_id + 1``, False means 0.
     """
@@ -36,6 +37,7 @@ class Family:
     key: str
     value: str
     feed_forward: str
+    norms: tuple[str, str]
     position_offset: bool = False
 
 
@@ -53,6 +55,7 @@ FAMILIES = {
             key="attention.self.key",
             value="attention.self.value",
             feed_forward="intermediate",
+            norms=("attention.output.LayerNorm", "output.LayerNorm"),
         ),
         Family(
             "distilbert",
@@ -65,6 +68,7 @@ FAMILIES = {
             key="attention.k_lin",
             value="attention.v_lin",
             feed_forward="ffn",
+            norms=("sa_layer_norm", "output_layer_norm"),
         ),
         Family(
             "roberta",
@@ -77,6 +81,7 @@ FAMILIES = {
             key="attention.self.key",
             value="attention.self.value",
             feed_forward="intermediate",
+            norms=("attention.output.LayerNorm", "output.LayerNorm"),
             position_offset=True,
         ),
     )

@@ -117,7 +117,7 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
 
 
 # Off the queue, drawn from numbers their tab's queued draw kept; else left as they are.
-KEPT_ONLY = {"show_kept_step", "show_moved_step", "show_checkpoint"}
+KEPT_ONLY = {"show_kept_step", "show_moved_step", "show_checkpoint", "redraw_graph"}
 CANCELLING = {
     "show_cancel",
     "show_cancel_on_open",

@@ -11,8 +11,10 @@ from pathlib import Path
 
 import gradio as gr
 import pytest
+import torch
 from conftest import without_artifact
 
+from transformer.explain.layer_readout import committed_stage, layer_readout
 from transformer.explorer.corpus import data_folder as corpus
 from transformer.explorer.corpus import model_files as artifacts
 from transformer.explorer.corpus.on_demand import RUN
@@ -51,7 +53,9 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     sha = artifacts.model_hash(fresh_errors)
     expected = artifacts.build_errors(loaded.model, loaded.tokenizer, corpus.dev_sets(data_folder), sha)
     assert view.ERRORS.current() == expected and expected["errors"] and needed == ""
-    assert [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in expected["errors"]] == rows
+    stages = [view.stage_name(decided_stage(loaded, e["text"])) for e in expected["errors"]]
+    assert [[e["set"], e["label"], e["predicted"], e["confidence"], stage, e["text"]]
+            for e, stage in zip(expected["errors"], stages, strict=True)] == rows  # fmt: skip
     assert "Wrong predictions: sst2" in summary and f"{len(rows)} match" in summary
     assert sets == gr.update(choices=["all", *corpus.DEV_SETS])  # the values as sent: left out (kept_control)
     assert labels == gr.update(choices=["all", *loaded.model.label_names])
@@ -61,6 +65,27 @@ def test_first_open_computes_the_list_the_command_writes_into_the_cache(fresh_er
     assert cached.parent == Path(os.environ[artifacts.CACHE_VARIABLE]) / sha
     view.ERRORS.forget()  # a restart reads the cache
     assert json.loads(cached.read_text(encoding="utf-8")) == view.ERRORS.current() == expected
+
+
+def decided_stage(loaded, text: str) -> int:
+    """The committed stage of one sentence, computed here: the layer readout's own."""
+    ids = torch.tensor([loaded.tokenizer.encode(text).ids])  # (1, N)
+    return committed_stage(layer_readout(loaded.model, ids))
+
+
+def test_the_late_flips_filter_keeps_the_errors_decided_at_the_last_layer_only(
+    fresh_errors, data_folder, loaded, monkeypatch
+):
+    every = view.compute_and_show(RUN, *ANY)[1]
+    layers = loaded.model.num_layers
+    assert {row[4] for row in every} == {"embeddings"}  # the tiny model decides every one after the embeddings
+    assert view.show_errors(*ANY, view.LATE)[1] == []
+    sha = view.ERRORS.current()["model_sha256"]
+    monkeypatch.setitem(view.DECIDED, (sha, every[1][-1]), layers)  # as if its class flipped at the last layer
+    monkeypatch.setitem(view.DECIDED, (sha, every[2][-1]), layers - 1)
+    late = view.show_errors(*ANY, view.LATE)[1]
+    assert late == [[*every[1][:4], f"layer {layers}", every[1][-1]]]
+    assert view.show_errors(*ANY)[1][2][4] == f"layer {layers - 1}"
 
 
 def test_the_list_is_computed_once(fresh_errors, data_folder, forward_calls):
@@ -115,15 +140,17 @@ def test_the_filters_are_in_the_address_and_a_link_opens_them(app, fresh_errors,
     row. They are address parameters of the tab, restored by the page load; a value not allowed is said."""
     parts = next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
     drawing = parts.drawings[view.VIEW.id]
-    assert set(drawing.controls) == {"errors_set", "errors_label", "errors_search"}
-    assert {"errors_set", "errors_label", "errors_search"} <= set(parts.registry.url_params)
+    names = ("errors_set", "errors_label", "errors_search", "errors_decided")
+    assert set(drawing.controls) == set(names) and set(names) <= set(parts.registry.url_params)
     link = {"view": "errors", "errors_set": "yelp", "errors_label": "negative", "errors_search": "slow"}
+    link |= {"errors_decided": "late flips only"}
     values = parts.restore_page(types.SimpleNamespace(query_params=link))
-    restored = [values[drawing.controls[name]] for name in ("errors_set", "errors_label", "errors_search")]
+    restored = [values[drawing.controls[name]] for name in names]
     assert [value["value"] if isinstance(value, dict) else value for value in restored] == [
         "yelp",
         "negative",
         "slow",
+        "late flips only",
     ]
     read = parts.registry.readers
     assert read["errors_set"]("nonsense", None) is None and read["errors_set"]("all", None) == "all"

@@ -32,6 +32,7 @@ HEAVY_WEIGHTS = {
     "export": 3.0,
     "faithfulness": 3.0,
     "patching": 3.0,
+    "routes": 2.0,
     "attributions": 2.0,
     "knockout": 2.0,
     "head_importance": 2.0,

@@ -13,9 +13,12 @@ address holds it and a wrong prediction can be shared as a link.
 from __future__ import annotations
 
 import html
+import time
 
 import gradio as gr
+import torch
 
+from ...explain.layer_readout import committed_stage, layer_readout
 from .. import runner
 from ..analysis import InputError
 from ..corpus import data_folder, model_files
@@ -33,10 +36,14 @@ from ..page import scripts
 from ..registry import Drawing, Page, View, cancel_button, kept_control, read_text
 
 ALL = "all"
+LATE = "late flips only"  # the "Decided at" filter's choice: the errors decided at the last layer only
 MAX_SHOWN = 500  # rows drawn in the table; the summary says how many match
-COLUMNS = ["set", "true label", "predicted", "confidence", "text"]
+COLUMNS = ["set", "true label", "predicted", "confidence", "decided at", "text"]
 # Wide enough for each header in bold with its sort icon: a wrapped header would break "confidence" mid-word.
-COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "auto"]
+COLUMN_WIDTHS = ["90px", "120px", "120px", "130px", "120px", "auto"]
+# (model hash, text) -> the stage from which the class read out after every layer stays the predicted one: the
+# commitment strip's column. Computed for the listed sentences as a draw shows them, so at most the list's texts.
+DECIDED: dict[tuple[str, str], int] = {}
 
 
 def build_errors(sha: str) -> dict:
@@ -102,10 +109,39 @@ def errors_summary(data: dict | None, matching: int | None = None, computing: bo
     )
     left_out = f" ({data['left_out']} least confident left out to keep the file small)" if data["left_out"] else ""
     shown_rows = f"; {matching} match, the first {min(matching, MAX_SHOWN)} are listed" if matching is not None else ""
-    return f"<p>Wrong predictions: {counts}{left_out}{shown_rows}. Click a row to open it in the explorer.</p>"
+    return (
+        f"<p>Wrong predictions: {counts}{left_out}{shown_rows}. Click a row to open it in the explorer. "
+        "<i>Decided at</i>: the first layer from which the class read out after every layer (the Patching tab's "
+        "readout) stays the predicted one; a late flip is decided at the last layer only.</p>"
+    )
 
 
-def show_errors(set_name: str, label: str, search: str) -> tuple:
+def decide(data: dict, errors: list[dict]) -> dict[str, int]:
+    """The committed stage (``layer_readout.committed_stage``) of each of ``errors``' sentences, computed for those
+    not yet kept while ``runner.default_seconds()`` last (a later draw computes the rest); {text: stage}."""
+    loaded = runner.loaded_model()
+    model, device = loaded.model, next(loaded.model.parameters()).device
+    deadline = time.monotonic() + runner.default_seconds()
+    for error in errors:
+        key = (data["model_sha256"], error["text"])
+        if key not in DECIDED and time.monotonic() < deadline:
+            ids = loaded.tokenizer.encode(error["text"]).ids[: model.max_len]
+            DECIDED[key] = committed_stage(layer_readout(model, torch.tensor([ids], device=device)))
+    kept = ((error["text"], DECIDED.get((data["model_sha256"], error["text"]))) for error in errors)
+    return {text: stage for text, stage in kept if stage is not None}
+
+
+def stage_name(stage: int | None) -> str:
+    """A committed stage as the table shows it: "embeddings", "layer 2", or "…" when not computed yet."""
+    return "…" if stage is None else "embeddings" if stage == 0 else f"layer {stage}"
+
+
+def late_flips(errors: list[dict], decided: dict[str, int], layers: int) -> list[dict]:
+    """The errors whose class read out changes to the predicted one only at the last layer."""
+    return [error for error in errors if layers and decided.get(error["text"]) == layers]
+
+
+def show_errors(set_name: str, label: str, search: str, decided_at: str = ALL) -> tuple:
     """(summary, table rows, set and label choices, the hidden box) for the filters: no list yet but the data folder
     at hand sets the box to a new ``run_request``, which computes it. The filters' values are never sent back as
     they came (``kept_control``): one chosen while this draw ran stays."""
@@ -122,7 +158,14 @@ def show_errors(set_name: str, label: str, search: str) -> tuple:
         )
     with runner.clear_errors("Cannot filter the errors"):
         picked = filter_errors(data["errors"], *check_filters(data, set_name, label, search or ""))
-    rows = [[e["set"], e["label"], e["predicted"], e["confidence"], e["text"]] for e in picked[:MAX_SHOWN]]
+    late = decided_at == LATE
+    decided = decide(data, picked if late else picked[:MAX_SHOWN])
+    if late:
+        picked = late_flips(picked, decided, runner.loaded_model().model.num_layers)
+    rows = [
+        [e["set"], e["label"], e["predicted"], e["confidence"], stage_name(decided.get(e["text"])), e["text"]]
+        for e in picked[:MAX_SHOWN]
+    ]
     sets, labels = filter_choices(data)
     chosen = gr.update(choices=sets), gr.update(choices=labels)  # the values as sent, so left out (kept_control)
     return errors_summary(data, len(picked)), rows, *chosen, ""
@@ -134,10 +177,10 @@ def typed_choice(value) -> str:
     return value if isinstance(value, str) else ALL
 
 
-def compute_and_show(needed, set_name, label, search):
+def compute_and_show(needed, set_name, label, search, decided_at: str = ALL):
     """The hidden box's change to a ``run_request``: compute the list (only if there is none yet; the page draws its
     tqdm bar as a progress bar), then draw. Any other change (its clearing) draws nothing."""
-    return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search), 5)
+    return compute_then_draw(ERRORS, needed, show_errors, (set_name, label, search, decided_at), 5)
 
 
 def picked_text(event: gr.SelectData) -> str:
@@ -193,11 +236,12 @@ def layout(page: Page) -> Drawing:
         search = gr.Textbox(
             label="Text contains", placeholder="press Enter to search", max_length=200, elem_id="errors-search"
         )
+        late = gr.Radio([ALL, LATE], value=ALL, label="Decided at", elem_id="errors-late")
     summary = gr.HTML(elem_id="errors-summary")
     cancel = cancel_button("errors")
     table = gr.Dataframe(
         headers=COLUMNS,
-        datatype=["str", "str", "str", "number", "str"],
+        datatype=["str", "str", "str", "number", "str", "str"],
         interactive=False,
         wrap=True,
         column_widths=COLUMN_WIDTHS,
@@ -206,14 +250,14 @@ def layout(page: Page) -> Drawing:
     )
     needed = gr.Textbox(visible="hidden", elem_id="errors-needed")
     clicked = gr.Textbox(visible=False, elem_id="errors-clicked")
-    inputs, outputs = [set_name, label, search], [summary, table, set_name, label, needed]
+    inputs, outputs = [set_name, label, search, late], [summary, table, set_name, label, needed]
     # Reads the clicked row's sentence into the explorer as a person would: type it, show Attention, press Analyze.
     table.select(picked_text, None, clicked, api_visibility="private").then(
         None, clicked, None, js=scripts.call("openText"), api_visibility="private"
     )
-    triggers = [set_name.input, label.input, search.submit]
+    triggers = [set_name.input, label.input, search.submit, late.input]
     computed = Drawing(compute_and_show, [needed, *inputs], outputs, [needed.change], starts=requested)
-    controls = {"errors_set": set_name, "errors_label": label, "errors_search": search}  # in the address, Copy link
+    controls = {"errors_set": set_name, "errors_label": label, "errors_search": search, "errors_decided": late}
     return Drawing(show_errors, inputs, outputs, triggers, controls, computes=[computed], cancel=cancel)
 
 
@@ -225,6 +269,7 @@ VIEW = View(
         "errors_set": lambda value, reading: choice(value, [ALL, *data_folder.DEV_SETS]),
         "errors_label": lambda value, reading: choice(value, [ALL, *reading.model.label_names]),
         "errors_search": read_text,
+        "errors_decided": lambda value, reading: choice(value, [ALL, LATE]),
     },
     endpoints={"errors": errors},
     colour_scale=False,
