@@ -187,7 +187,9 @@ def test_no_figure_title_sits_under_the_plotly_toolbar_on_a_phone(browser, url, 
                 page.locator("#patching-a textarea").fill("the film was dull .")
                 page.locator("#patching-b textarea").fill("the film was good .")
                 page.locator("#patching-button").click()
-            for plot in plots:
+            for index, plot in enumerate(plots):
+                if index and not page.locator(f"#{plot}").is_visible():
+                    continue  # hidden by the tab's draw, which drew its first (Training's two without training.json)
                 measured[plot] = boxes = settled(page, plot)
                 if boxes["modebar"] and boxes["title"] and intersect(boxes["modebar"], boxes["title"]):
                     covered[plot] = f"{title}: #{plot}: toolbar {shown(boxes['modebar'])}, title " + (

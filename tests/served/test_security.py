@@ -190,6 +190,7 @@ def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
 @pytest.mark.served
 def test_no_request_loads_a_model_and_the_address_cannot_name_one(app, client, caller, monkeypatch):
     loaded = app.get_model()[0]
+    runner.get_checkpoints()  # as the page's start-up does (app.build_demo): with the model, never on a request
     calls = []
     monkeypatch.setattr(runner, "load_model", lambda *args, **kwargs: calls.append(args) or load_model(*args, **kwargs))
     for endpoint, spec in client.view_api(print_info=False, return_format="dict")["named_endpoints"].items():
