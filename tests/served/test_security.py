@@ -156,33 +156,31 @@ def test_nothing_a_page_or_api_caller_sends_names_a_model(app, client):
             assert not MODEL_WORDS.search(parameter["parameter_name"]), f"{endpoint} {parameter['parameter_name']}"
 
 
+def callers_of(tree: ast.AST, name: str) -> set[str]:
+    """The functions of ``tree`` that call ``name`` by that name."""
+    return {
+        function.name
+        for function in ast.walk(tree)
+        if isinstance(function, ast.FunctionDef)
+        for node in ast.walk(function)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == name
+    }
+
+
 def test_only_get_model_loads_a_model_and_it_takes_no_arguments(app):
     """The calls to load_model are in get_model and get_second_model, which read the environment once (cached)
     and take nothing, and in load_checkpoints, which only get_checkpoints calls, on get_model's model."""
     sources = [Path(app.__file__), *Path(runner.__file__).parent.rglob("*.py")]  # the app and all of the explorer
     tree = ast.Module(body=[ast.parse(path.read_text(encoding="utf-8")) for path in sources], type_ignores=[])
-    callers = {
-        function.name
-        for function in ast.walk(tree)
-        if isinstance(function, ast.FunctionDef)
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_model"
-    }
-    assert callers == {"get_model", "get_second_model", "load_checkpoints"}
+    assert callers_of(tree, "load_model") == {"get_model", "get_second_model", "load_checkpoints"}
     handlers = {inspect.unwrap(fn.fn) for fn in app.demo.fns.values()}
     for loader in (runner.get_model, runner.get_second_model):
         assert not inspect.signature(loader).parameters and loader.cache_info().maxsize == 1
         assert loader not in handlers
     assert app.get_model is runner.get_model and runner.load_model not in handlers
     # the training checkpoints: those of the model get_model loaded, listed from its own source, never a caller's
-    checkpoint_callers = {
-        function.name
-        for function in ast.walk(tree)
-        if isinstance(function, ast.FunctionDef)
-        for node in ast.walk(function)
-        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "load_checkpoints"
-    }
-    assert checkpoint_callers == {"get_checkpoints"} and not inspect.signature(runner.get_checkpoints).parameters
+    assert callers_of(tree, "load_checkpoints") == {"get_checkpoints"}
+    assert not inspect.signature(runner.get_checkpoints).parameters
     assert "get_model()" in inspect.getsource(runner.get_checkpoints)
     assert {runner.get_checkpoints, runner.load_checkpoints}.isdisjoint(handlers)
 
