@@ -250,7 +250,9 @@ def load_checkpoints(loaded: LoadedModel) -> tuple[tuple[tuple[int, LoadedModel]
             f"{where} kept no training checkpoints (a checkpoints/ folder or step-N branches on the Hub), so there is "
             "no training to show: python -m transformer.train --keep-steps 12 keeps them."
         )
-    found, note = within_memory(found, model_bytes(loaded.model), where)
+    each = model_bytes(loaded.model)
+    last_loaded = found[-1].revision is not None  # a Hub branch: the final step is loaded too, not the model reused
+    found, note = within_memory(found, each, where, CHECKPOINT_BYTES - (each if last_loaded else 0))
     if not found:
         return (), note
     models = []
