@@ -669,3 +669,13 @@ def test_a_lone_surrogate_in_any_text_is_refused_in_one_line_before_any_handler(
         with pytest.raises(gr.Error, match=r"lone surrogate, U\+D800, at character 12") as refused:
             asyncio.run(app.demo.preprocess_data(block_fn, values, None))
         assert not refused.value.print_exception and "\n" not in refused.value.message, block_fn.name
+
+
+def test_laying_out_the_page_loads_the_models_checkpoints_so_that_no_request_does(app, monkeypatch):
+    """``app.build_demo`` loads the explorer's model's training checkpoints (``runner.get_checkpoints``) with the
+    model: a request then finds them loaded (``test_security`` checks that no request loads a model)."""
+    listed = []
+    monkeypatch.setattr(runner, "_checkpoints", [None, None])  # none loaded yet
+    monkeypatch.setattr(runner, "load_checkpoints", lambda loaded: listed.append(loaded) or ((), "none kept"))
+    app.build_demo()
+    assert listed == [runner.get_model()[0]]
