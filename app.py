@@ -74,7 +74,7 @@ def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
         events.share(parts)
         events.load_page(demo, parts)
         release_on_unload(demo)
-        serve_endpoints(demo, registry)
+    serve_endpoints(demo, registry)  # /predict on this page, the other endpoints on a page of their own, /api
     configure_events(demo)  # one worker per core for all model calls together (`make load` tunes it)
     return demo
 

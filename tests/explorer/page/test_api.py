@@ -1,5 +1,5 @@
 """The API page describes every endpoint from its handler: each parameter by name with its docstring line,
-and what it returns."""
+and what it returns; the endpoints but ``/predict`` sit on a page of their own, off the explorer's."""
 
 from __future__ import annotations
 
@@ -75,3 +75,24 @@ def test_the_api_page_reads_as_documentation(app):
     assert head["python_type"]["description"].endswith(
         "An answer holds at most 8 MB of maps: beyond that, choose some."
     )
+
+
+def test_the_explorer_s_page_carries_predict_alone_and_the_others_sit_on_the_hidden_endpoints_page(app):
+    """Issue 54: a page's first HTML inlines its own page's configuration (Gradio's ``get_page_config``), where the
+    endpoints' ``gr.Api`` components and events were a fifth of the explorer's. ``/predict`` stays, so that the
+    page's "Use via API or MCP" panel has an endpoint to open on; the endpoints' page holds nothing else."""
+    config = app.demo.get_config_file()
+    kinds = {component["id"]: component["type"] for component in config["components"]}
+    named = {fn["id"]: fn["api_name"] for fn in config["dependencies"] if fn["api_visibility"] == "public"}
+    explorer, endpoints_page = config["page"][""], config["page"][api.PAGE]
+    assert [named[i] for i in explorer["dependencies"] if i in named] == ["predict"]
+    predict = next(fn for fn in app.demo.fns.values() if fn.api_name == "predict")
+    assert {i for i in explorer["components"] if kinds[i] == "api"} == {
+        block._id for block in [*predict.inputs, *predict.outputs]
+    }
+    others = [name for name in api.endpoints(REGISTRY) if name != "predict"]
+    assert [named.get(i) for i in endpoints_page["dependencies"]] == others  # and no event of the explorer's page
+    assert {kinds[i] for i in endpoints_page["components"]} == {"api", "markdown"}
+    assert (api.PAGE, "API", False) in app.demo.pages  # left out of the navbar, which the explorer's page hides
+    (navbar,) = [component for component in config["components"] if component["type"] == "navbar"]
+    assert navbar["id"] in explorer["components"] and navbar["props"]["visible"] == "hidden"

@@ -306,12 +306,16 @@ def test_only_the_routes_the_page_the_api_and_mcp_use_are_open():
         ("GET", "/gradio_api/something-gradio-adds-next"),
         ("PUT", "/"),
         ("DELETE", "/gradio_api/queue/join"),
+        ("POST", f"/{api.PAGE}"),
+        ("GET", f"/{api.PAGE}/more"),
     ]
     for method, path in closed:
         assert guard.closed_route(method, path)[0] in (403, 404), (method, path)
     opened = [
         ("GET", "/"),
         ("HEAD", "/"),
+        ("GET", f"/{api.PAGE}"),  # the endpoints' page
+        ("GET", f"/{api.PAGE}/"),  # Gradio's redirect to it
         ("GET", "/config"),
         ("GET", "/theme.css"),
         ("GET", "/assets/index-abc.js"),

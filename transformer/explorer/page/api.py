@@ -5,6 +5,7 @@ function), whose docstring has "Args:" and "Returns:" sections. Gradio reads the
 tools, each parameter's; ``serve_endpoints`` also gives the API page each parameter's name and description
 and what the endpoint returns, where ``gr.api`` alone shows "1st", "2nd" and "Any". The docstring of an
 endpoint whose arguments or answer hold a layer, a head or a token position says how they are numbered.
+``/predict`` is served on the explorer's page, the others on a page of their own, ``/api`` (``serve_endpoints``).
 """
 
 from __future__ import annotations
@@ -52,9 +53,39 @@ def endpoints(registry: Registry) -> dict:
     return served
 
 
+PAGE = "api"  # the address of the endpoints' own page, /api: not one of Gradio's (``demo.route`` refuses those)
+ON_THE_EXPLORER = ("predict",)  # the endpoints served on the explorer's page itself (``serve_endpoints``)
+PAGE_TEXT = (  # the endpoints' page shows this alone: a visitor of /api learns where the endpoints are described
+    "This address serves the explorer's API endpoints and has no page of its own: *Use via API or MCP*, at the foot "
+    "of this page, describes them (`/predict` at the foot of [the explorer's page](./)), as the README does."
+)
+
+
 def serve_endpoints(demo: gr.Blocks, registry: Registry) -> None:
-    """Serve ``endpoints(registry)`` from ``demo`` (inside its ``with`` block), each documented from its docstring."""
-    for name, fn in endpoints(registry).items():
+    """Serve ``endpoints(registry)`` from ``demo``, after its ``with`` block, each documented from its docstring:
+    ``ON_THE_EXPLORER`` on the explorer's page, the others on a page of their own, ``PAGE``, out of the navbar.
+
+    A page's first HTML carries its own page's configuration only (Gradio's ``get_page_config``), and the endpoints'
+    ``gr.Api`` components and events were a fifth of the explorer's (issue 54), which its page never calls. MCP,
+    ``/gradio_api/info``, ``/gradio_api/call/<name>`` and the Python client find an endpoint on any page, and the
+    "Use via API or MCP" panel's MCP tab lists every tool; its Python, JavaScript and cURL tabs list its own page's
+    endpoints, and with none the panel says "No API Routes found" instead: so ``/predict`` stays.
+    """
+    served = endpoints(registry)
+    with demo:
+        # Its one other page is out of the navbar, which Gradio would still draw, with one link, "Home". Not
+        # visible=False: that Navbar is never mounted, so the bar stays (gradio-app/gradio#12532). Hidden, it hides
+        # the bar once the page's components mount: before that, the loading page shows the bar alone.
+        gr.Navbar(visible="hidden")
+        serve(demo, {name: served.pop(name) for name in ON_THE_EXPLORER})
+    with demo.route("API", PAGE, show_in_navbar=False):
+        gr.Markdown(PAGE_TEXT)
+        serve(demo, served)
+
+
+def serve(demo: gr.Blocks, served: dict) -> None:
+    """Serve each of ``served`` ({API name: function}) on the page ``demo`` lays out, documented (``document``)."""
+    for name, fn in served.items():
         gr.api(as_gradio_reads(fn), api_name=name, api_description=description(fn))
         block_fn = next(block_fn for block_fn in demo.fns.values() if block_fn.api_name == name)
         document(block_fn, fn)

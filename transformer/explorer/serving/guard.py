@@ -54,9 +54,10 @@ SECURITY_HEADERS = [
 ]
 API = "/gradio_api/"
 NAME = r"[A-Za-z0-9_]+"
-# (methods, path) of every route the page, the API and MCP use; ``{API}`` is Gradio's API prefix.
+# (methods, path) of every route the page, the API and MCP use; ``{API}`` is Gradio's API prefix. ``/api`` is the
+# endpoints' page (``page.api.PAGE``; Gradio redirects ``/api/`` to it).
 ALLOWED = [
-    (("GET", "HEAD"), r"/|/config/?|/theme\.css|/robots\.txt|/favicon\.ico|/manifest\.json|/pwa_icon(?:/\d+)?"),
+    (("GET", "HEAD"), r"/|/api/?|/config/?|/theme\.css|/robots\.txt|/favicon\.ico|/manifest\.json|/pwa_icon(?:/\d+)?"),
     (("GET", "HEAD"), r"/(?:static|assets|svelte)/[^?#]+"),
     (("GET",), r"{API}(?:info/?|openapi\.json|app_id/?|login_check/?|user/?|startup-events|theme\.css|deep_link)"),
     (("GET",), r"{API}(?:heartbeat/[^/]+|queue/data|call/(?:v2/)?NAME/[^/]+)"),
