@@ -141,6 +141,14 @@
         if (redraw.includes(view)) redrawView(values, view);
     }
 
+    // The address stamp changed: a view's event drew it ("<view> <token>"), or an analysis drew the main view
+    // ("<analyzed> <token>"; events.py's `address_after_draws`). `values` are the stamp, then each of `names`' controls.
+    // After an analysis, each view in `explanations` is redrawn when on screen (the analysis draws none of them).
+    function writeDrawnAddress([stamp, ...values], names, explanations, analyzed) {
+        const [drawn] = (stamp || "").split(" ");
+        if (drawn) writeAddress(values, names, drawn === analyzed ? explanations : []);
+    }
+
     // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
     function redrawView(values, view) {
         document.getElementById(explorerConfig.redrawId + view)?.click();
@@ -357,6 +365,7 @@
         reanalyzeTyped,
         copyLink,
         writeAddress,
+        writeDrawnAddress,
         redrawView,
         tabOnScreenInput,
         openAddressView,
