@@ -12,7 +12,7 @@
 
 Each view's events name only its own components: on every message of every event, Gradio refreshes the
 loading status of every component that the events run so far have named, inputs included. The address stamp is
-the one component that every draw names: one more, whichever views ran (benchmarks/README.md). A main view is
+the one component that every draw names: one more to refresh, whichever views ran. A main view is
 redrawn from the kept analysis, a few milliseconds without the model, so its events skip the queue, each of
 whose extra messages costs the page such a refresh.
 """
@@ -308,9 +308,9 @@ def analyze(parts: PageParts) -> None:
 
 def address_after_draws(parts: PageParts) -> None:
     """The address written after each draw that answers, by one js-only listener on the address stamp (``page.js``
-    ``writeDrawnAddress``, with no request to the server): from every parameter's control, the view's own kept; after
-    an analysis, an explanation tab on screen is redrawn (or a main view with controls that the analysis's draw does
-    not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp, so writes nothing."""
+    ``writeDrawnAddress``, with no request to the server): the view's own parameters from their controls, the other
+    views' dropped; after an analysis, an explanation tab on screen is redrawn (or a main view with controls that the
+    analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
     names, main_views = parts.registry.url_params, parts.registry.main_views
     inputs = [parts.address_stamp, *(parts.url_controls[name] for name in names)]
     explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
