@@ -1,4 +1,4 @@
-"""When each part of the page draws: the events between the components ``app.py`` lays out, in four groups.
+"""When each part of the page draws: the events between the components ``app.py`` lays out, in five groups.
 
 - ``analyze``: Analyze, Enter and the examples run ``page.show_text``, which draws the main view on
   screen; then the address follows (``page.js``), and an explanation tab on screen is redrawn.

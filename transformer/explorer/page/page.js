@@ -143,7 +143,8 @@
 
     // The address stamp changed: a view's event drew it ("<view> <token>"), or an analysis drew the main view
     // ("<analyzed> <token>"; events.py's `address_after_draws`). `values` are the stamp, then each of `names`' controls.
-    // After an analysis, each view in `explanations` is redrawn when on screen (the analysis draws none of them).
+    // After an analysis, a view of `explanations` on screen is redrawn: an explanation, which the analysis does not
+    // draw, or a main view with controls that the analysis's draw does not read (the weighting).
     function writeDrawnAddress([stamp, ...values], names, explanations, analyzed) {
         const [drawn] = (stamp || "").split(" ");
         if (drawn) writeAddress(values, names, drawn === analyzed ? explanations : []);
