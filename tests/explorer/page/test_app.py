@@ -161,11 +161,7 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
 
 def drawn_by(fn) -> list:
     """An event's outputs that draw, without a view's failure line or the address stamp."""
-    return [
-        block
-        for block in fn.outputs
-        if "view-failure" not in (block.elem_classes or []) and block.elem_id != "address-stamp"
-    ]
+    return [block for block in fn.outputs if not {"view-failure", "address-stamp"} & set(block.elem_classes or [])]
 
 
 def over_tokens(figure, labels: list[str]) -> bool:

@@ -1,5 +1,5 @@
 """How a view's events run its draw, as ``events.view_events`` wires them: a quick event, or a long job with a
-progress bar and, where the view has one, a Cancel button; each stamps the address (``PageParts.address_stamp``)."""
+progress bar and, where the view has one, a Cancel button; each stamps the address (``PageParts.address_stamps``)."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ class Parts(Protocol):
     @property
     def colour_controls(self) -> gr.Row: ...
     @property
-    def address_stamp(self) -> gr.Textbox: ...
+    def address_stamps(self) -> dict[str, gr.Textbox]: ...
     def draw_event(self, view: str, draw, values: dict) -> dict: ...
     def long_job(self, view: str, draw, values: dict, progress=...) -> dict: ...
     def kept_state(self, view: str) -> list: ...
@@ -60,13 +60,13 @@ class ViewDraws:
         """``draw`` on ``triggers``, one event that stamps the address (``PageParts.draw_event``)."""
         stamped = functools.partial(self.parts.draw_event, self.view, draw)
         stamped.__name__ = draw.__name__  # the event's name, in the log and the tests
-        return gr.on(triggers, stamped, inputs, [*outputs, self.parts.address_stamp], **settings)
+        return gr.on(triggers, stamped, inputs, [*outputs, self.parts.address_stamps[self.view]], **settings)
 
     def long(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
         """``draw`` on ``triggers``, a long computation; ``show`` says whether a trigger starts it (``show_cancel``)."""
         job = functools.partial(self.parts.long_job, self.view, draw)
         job.__name__ = draw.__name__
-        outputs = [*outputs, self.parts.address_stamp]
+        outputs = [*outputs, self.parts.address_stamps[self.view]]
         cancel = self.parts.drawings[self.view].cancel
         if cancel is None:
             return gr.on(triggers, job, inputs, outputs, **settings)

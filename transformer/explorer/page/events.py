@@ -4,15 +4,15 @@
   screen; then the address follows (``page.js``), and an explanation tab on screen is redrawn.
 - ``view_events``: each view's own events: its tab selected, its controls (``Drawing.triggers``), and a
   hidden redraw button that ``page.js`` presses for the tab on screen.
-- ``address_after_draws``: the one listener that writes the address after each draw above that answers (its
-  answer renews a hidden stamp), not a js-only step after each of some sixty events.
+- ``address_after_draws``: a listener per view (and one for the analysis) that writes the address after each of
+  its draws that answers (its answer renews the view's hidden stamp), not a js-only step after each of some sixty
+  events.
 - ``share``: "Copy link" keeps the view's inputs (``address.share_link``) and copies the link.
 - ``load_page``: the page load's one step (``PageParts.restore_page``), then ``page.js`` puts the text in
   the box unless the person typed meanwhile, selects the view's tab and writes the address.
 
 Each view's events name only its own components: on every message of every event, Gradio refreshes the
-loading status of every component that the events run so far have named, inputs included. The address stamp is
-the one component that every draw names: one more to refresh, whichever views ran. A main view is
+loading status of every component that the events run so far have named, inputs included. A main view is
 redrawn from the kept analysis, a few milliseconds without the model, so its events skip the queue, each of
 whose extra messages costs the page such a refresh.
 """
@@ -36,7 +36,7 @@ from .restore import drawn_over, restore_controls, restore_view, unrestored
 
 LOG = logging.getLogger(__name__)
 
-ANALYZED = "(analysis)"  # what the address stamp names after an analysis: no view's id has brackets
+ANALYZED = "(analysis)"  # the analysis's address stamp, beside each view's: no view's id has brackets
 
 
 @dataclass(frozen=True)
@@ -73,18 +73,19 @@ class PageParts:
 
     def show_text(self, *values) -> tuple:
         """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp."""
-        return (*show_text(self.registry, *values), self.stamped(ANALYZED)[self.address_stamp])
+        return (*show_text(self.registry, *values), self.stamped(ANALYZED)[self.address_stamps[ANALYZED]])
 
     @functools.cached_property
-    def address_stamp(self) -> gr.Textbox:
-        """A hidden box that each draw which answers renews (``stamped``), whose change writes the address. Made by
-        the first event that names it (the analysis's), so it sits with the events' hidden buttons."""
-        return gr.Textbox(visible=False, elem_id="address-stamp")
+    def address_stamps(self) -> dict[str, gr.Textbox]:
+        """{a view's id, or ``ANALYZED``: a hidden box that each of its draws which answers renews (``stamped``),
+        whose change writes the address}. Made by the first event that names them (the analysis's), so they sit with
+        the events' hidden buttons."""
+        return {drawn: gr.Textbox(visible=False, elem_classes=["address-stamp"]) for drawn in [ANALYZED, *self.tabs]}
 
     def stamped(self, drawn: str) -> dict:
-        """The address stamp for ``drawn`` (a view's id, or ``ANALYZED``) with a new token, so that the box changes:
+        """The address stamp of ``drawn`` (a view's id, or ``ANALYZED``) with a new token, so that the box changes:
         random, as a count would tell each page how many draws the server made."""
-        return {self.address_stamp: f"{drawn} {secrets.token_hex(4)}"}
+        return {self.address_stamps[drawn]: secrets.token_hex(4)}
 
     def draw_event(self, view: str, draw, values: dict) -> dict:
         """A quick event of ``view``: ``draw(values)``, then the address stamp, as a long one (``long_job``)."""
@@ -297,7 +298,7 @@ def analyze(parts: PageParts) -> None:
     chosen an instant before); then the address follows (its stamp), and an explanation tab on screen is redrawn."""
     inputs = parts.analyze_inputs
     on_screen = scripts.call("onScreenView", len(inputs))
-    outputs = [*parts.analyzed, parts.address_stamp]
+    outputs = [*parts.analyzed, parts.address_stamps[ANALYZED]]
     run = {"fn": parts.show_text, "inputs": inputs, "outputs": outputs, "js": on_screen} | PRIVATE
     gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners)
     parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners)
@@ -307,15 +308,18 @@ def analyze(parts: PageParts) -> None:
 
 
 def address_after_draws(parts: PageParts) -> None:
-    """The address written after each draw that answers, by one js-only listener on the address stamp (``page.js``
-    ``writeDrawnAddress``, with no request to the server): the view's own parameters from their controls, the other
-    views' dropped; after an analysis, an explanation tab on screen is redrawn (or a main view with controls that the
+    """The address written after each draw that answers, by a js-only listener on its view's address stamp
+    (``page.js`` ``writeDrawnAddress``, with no request to the server) that reads that view's parameters: Gradio's page
+    reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. After an
+    analysis (every parameter), an explanation tab on screen is redrawn (or a main view with controls that the
     analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
-    names, main_views = parts.registry.url_params, parts.registry.main_views
-    inputs = [parts.address_stamp, *(parts.url_controls[name] for name in names)]
+    main_views = parts.registry.main_views
     explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
-    js = scripts.call("writeDrawnAddress", names, explanations, ANALYZED)
-    parts.address_stamp.change(None, inputs, None, js=js, **PRIVATE)
+    for drawn, stamp in parts.address_stamps.items():
+        analyzed = drawn == ANALYZED
+        names = parts.registry.url_params if analyzed else GLOBAL_PARAMS + parts.registry.view_params.get(drawn, [])
+        js = scripts.call("writeDrawnAddress", names, explanations if analyzed else [])
+        stamp.change(None, [stamp, *(parts.url_controls[name] for name in names)], None, js=js, **PRIVATE)
 
 
 def current_button(parts: PageParts) -> None:

@@ -141,13 +141,10 @@
         if (redraw.includes(view)) redrawView(values, view);
     }
 
-    // The address stamp changed: a view's event drew it ("<view> <token>"), or an analysis drew the main view
-    // ("<analyzed> <token>"; events.py's `address_after_draws`). `values` are the stamp, then each of `names`' controls.
-    // After an analysis, a view of `explanations` on screen is redrawn: an explanation, which the analysis does not
-    // draw, or a main view with controls that the analysis's draw does not read (the weighting).
-    function writeDrawnAddress([stamp, ...values], names, explanations, analyzed) {
-        const [drawn] = (stamp || "").split(" ");
-        if (drawn) writeAddress(values, names, drawn === analyzed ? explanations : []);
+    // A view's address stamp changed: one of its events drew it, or the analysis drew the main view (events.py's
+    // `address_after_draws`). `values` are the stamp, then each of `names`' controls; `redraw` as `writeAddress`'s.
+    function writeDrawnAddress([stamp, ...values], names, redraw) {
+        if (stamp) writeAddress(values, names, redraw);
     }
 
     // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
