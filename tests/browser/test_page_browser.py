@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
+import gradio as gr
 import pytest
 from app_fixtures import TINY_MAX_LEN
 from conftest import TIMEOUT_MS
@@ -348,6 +349,29 @@ def test_a_cold_link_to_a_view_that_fails_keeps_the_text_the_prediction_and_the_
         assert "positive" in page.locator("#prediction").text_content()
         assert page.locator(".toast-body", has_text="“Layer” is not allowed here").count() == 1  # said, in one line
         assert "Error" not in page.locator("#prediction").text_content()
+    finally:
+        context.close()
+
+
+def test_a_long_job_that_fails_says_so_hides_its_cancel_button_and_leaves_the_address(browser, url, app, monkeypatch):
+    """Issue 54: a long job's own answer hides its Cancel button, as Gradio's page runs no step after a failed event.
+    A ``gr.Error`` in the Knockout tab's job is said in a warning, the button goes, and the address, written only after
+    a draw that answers, still names the tab drawn before."""
+    parts = next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+    def refused(*_):
+        raise gr.Error("No heads to rank here", title="Cannot draw this view", print_exception=False)
+
+    monkeypatch.setitem(parts.drawings, "knockout", dataclasses.replace(parts.drawings["knockout"], handler=refused))
+    context, page = fresh_page(browser, url, "?text=a+charming+journey")
+    try:
+        page.wait_for_function(SETTLED)
+        page.locator("#attention-heatmap svg.main-svg").first.wait_for()
+        page.locator('#views [data-tab-id="knockout"]').click()
+        page.locator(".toast-body", has_text="No heads to rank here").wait_for()
+        page.locator("#knockout-cancel").wait_for(state="hidden")
+        address = parse_qs(urlsplit(page.url).query)
+        assert address["view"] == ["attention"] and "heads_off" not in address
     finally:
         context.close()
 

@@ -118,12 +118,7 @@ def test_changing_layer_head_or_dimensions_does_not_run_the_model(app, forward_c
 
 # Off the queue, drawn from numbers their tab's queued draw kept; else left as they are.
 KEPT_ONLY = {"show_kept_step", "show_moved_step", "show_checkpoint", "redraw_graph"}
-CANCELLING = {
-    "show_cancel",
-    "show_cancel_on_open",
-    "hide_cancel",
-    "cancelled",
-}  # a Cancel button: off the queue, no model
+CANCELLING = {"show_cancel", "show_cancel_on_open", "cancelled"}  # a Cancel button: off the queue, no model
 
 
 def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forward_calls):
@@ -165,8 +160,8 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
 
 
 def drawn_by(fn) -> list:
-    """An event's outputs that draw, without a view's failure line."""
-    return [block for block in fn.outputs if "view-failure" not in (block.elem_classes or [])]
+    """An event's outputs that draw, without a view's failure line or the address stamp."""
+    return [block for block in fn.outputs if not {"view-failure", "address-stamp"} & set(block.elem_classes or [])]
 
 
 def over_tokens(figure, labels: list[str]) -> bool:
@@ -240,9 +235,9 @@ def test_the_hidden_current_button_makes_the_tab_on_screen_the_current_view(app)
 
 
 def view_draw(fn) -> str | None:
-    """The ``PageParts`` draw an event runs: its handler's, or for a long one (``long_job``) the draw it wraps."""
+    """The ``PageParts`` draw an event runs: the draw its handler wraps (``draw_event``, ``long_job``), else its own."""
     handler = inspect.unwrap(fn.fn)
-    if isinstance(handler, functools.partial) and handler.func.__name__ == "long_job":
+    if isinstance(handler, functools.partial) and handler.func.__name__ in ("draw_event", "long_job"):
         handler = handler.args[1]
     return handler.func.__name__ if isinstance(handler, functools.partial) else None
 

@@ -131,7 +131,9 @@ def test_the_first_open_shows_a_progress_bar_and_ends_drawn(app):
         "errors-label",
         "errors-needed",
         None,  # the tab's failure line (tests/explorer/page/test_app.py)
-        None,  # whether its answer is still to come (a Cancel click reads it: events.LongJobs.running)
+        None,  # its view's address stamp, renewed by its answer: the address follows (events.address_after_draws)
+        "errors-cancel",  # hidden by its answer
+        None,  # whether its answer is still to come (a Cancel click reads it: draws.ViewDraws.running)
     ]
 
 

@@ -1,9 +1,12 @@
-"""When each part of the page draws: the events between the components ``app.py`` lays out, in four groups.
+"""When each part of the page draws: the events between the components ``app.py`` lays out, in five groups.
 
 - ``analyze``: Analyze, Enter and the examples run ``page.show_text``, which draws the main view on
   screen; then the address follows (``page.js``), and an explanation tab on screen is redrawn.
 - ``view_events``: each view's own events: its tab selected, its controls (``Drawing.triggers``), and a
   hidden redraw button that ``page.js`` presses for the tab on screen.
+- ``address_after_draws``: a listener per view (and one for the analysis) that writes the address after each of
+  its draws that answers (its answer renews the view's hidden stamp), not a js-only step after each of some sixty
+  events.
 - ``share``: "Copy link" keeps the view's inputs (``address.share_link``) and copies the link.
 - ``load_page``: the page load's one step (``PageParts.restore_page``), then ``page.js`` puts the text in
   the box unless the person typed meanwhile, selects the view's tab and writes the address.
@@ -18,21 +21,22 @@ from __future__ import annotations
 
 import functools
 import logging
+import secrets
 from dataclasses import dataclass, field
 
 import gradio as gr
-from gradio.events import Dependency
 
 from .. import runner
 from ..registry import GLOBAL_PARAMS, Drawing, Page, Registry
 from . import scripts
 from .address import share_link
+from .draws import PRIVATE, ViewDraws, named
 from .page import show_text
 from .restore import drawn_over, restore_controls, restore_view, unrestored
 
 LOG = logging.getLogger(__name__)
 
-PRIVATE = {"trigger_mode": "always_last", "api_visibility": "private"}  # the page's events: not an API
+ANALYZED = "(analysis)"  # the analysis's address stamp, beside each view's: no view's id has brackets
 
 
 @dataclass(frozen=True)
@@ -43,7 +47,7 @@ class PageParts:
     text (never the sentence box, where the person may be typing); ``current_view`` holds the view on screen;
     ``tabs`` maps each view's id to its tab and drawing; ``failures`` to a hidden line in its tab that says when it
     could not be drawn; ``running`` to the state of each view with a Cancel button that says whether its long job's
-    answer is still to come (``LongJobs`` makes them).
+    answer is still to come (``ViewDraws`` makes them).
     """
 
     registry: Registry
@@ -68,8 +72,24 @@ class PageParts:
         return {view_id: drawing for view_id, (_, drawing) in self.tabs.items()}
 
     def show_text(self, *values) -> tuple:
-        """``page.show_text`` on the page's views: Analyze, Enter and the examples."""
-        return show_text(self.registry, *values)
+        """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp."""
+        return (*show_text(self.registry, *values), self.stamped(ANALYZED)[self.address_stamps[ANALYZED]])
+
+    @functools.cached_property
+    def address_stamps(self) -> dict[str, gr.Textbox]:
+        """{a view's id, or ``ANALYZED``: a hidden box that each of its draws which answers renews (``stamped``),
+        whose change writes the address}. Made by the first event that names them (the analysis's), so they sit with
+        the events' hidden buttons."""
+        return {drawn: gr.Textbox(visible=False, elem_classes=["address-stamp"]) for drawn in [ANALYZED, *self.tabs]}
+
+    def stamped(self, drawn: str) -> dict:
+        """The address stamp of ``drawn`` (a view's id, or ``ANALYZED``) with a new token, so that the box changes:
+        random, as a count would tell each page how many draws the server made."""
+        return {self.address_stamps[drawn]: secrets.token_hex(4)}
+
+    def draw_event(self, view: str, draw, values: dict) -> dict:
+        """A quick event of ``view``: ``draw(values)``, then the address stamp, as a long one (``long_job``)."""
+        return draw(values) | self.stamped(view)
 
     def share_link(self, request: gr.Request, *values) -> str:
         """``address.share_link`` on the page's views: the "Copy link" button."""
@@ -136,13 +156,20 @@ class PageParts:
         """``draw(values)``, a draw of ``view`` that runs a long computation (one of its ``computes``, or its own draw
         where it says when that starts one), stopped at its next model pass once its event is cancelled
         (``runner.stoppable``): Gradio reads ``progress`` in this signature and draws the computation's tqdm bars as
-        the view's progress bar."""
+        the view's progress bar. Its answer hides the view's Cancel button and stamps the address. Where there is a
+        button, a ``gr.Error`` is said in a warning instead, with the button hidden and no stamp: Gradio's page runs
+        no step after a failed event (not even a ``.then``), so a raised one would leave the button on screen."""
         try:
             with runner.stoppable():
                 drawn = draw(values)
-        except runner.JobCancelled:  # its event is over: nothing reads this answer
+        except runner.JobCancelled:  # its event is over: nothing reads this answer (the click hid the button)
             return {}
-        return drawn | self.job_running(view, False)  # with its answer: a Cancel clicked after it cancels nothing
+        except gr.Error as error:
+            if self.drawings[view].cancel is None:
+                raise
+            gr.Warning(error.message, title=error.title)
+            return self.hide_cancel(view)
+        return drawn | self.hide_cancel(view) | self.stamped(view)
 
     def job_running(self, view: str, running: bool) -> dict:
         """``view``'s ``running`` state set, where it has one (a view with a Cancel button)."""
@@ -166,8 +193,10 @@ class PageParts:
         return self.show_cancel(view, self.drawings[view], values)
 
     def hide_cancel(self, view: str) -> dict:
-        """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden, no job running."""
-        return {self.drawings[view].cancel: gr.update(visible=False)} | self.job_running(view, False)
+        """After a long draw of ``view`` (done, failed or cancelled): its Cancel button hidden where it has one, no job
+        running (a Cancel clicked after the job's answer cancels nothing)."""
+        cancel = self.drawings[view].cancel
+        return ({cancel: gr.update(visible=False)} if cancel is not None else {}) | self.job_running(view, False)
 
     def cancelled(self, view: str, running: bool = True, kept=None) -> dict:
         """The Cancel button pressed: it is hidden and the tab shows what it showed before. Where the job's answer
@@ -266,20 +295,31 @@ def write_address(parts: PageParts, names: list[str] | None = None, redraw: list
 
 def analyze(parts: PageParts) -> None:
     """Analyze, Enter and the examples: the analysis draws the main view on screen (the tab shown, even if
-    chosen an instant before); then the address follows, and an explanation tab on screen is redrawn."""
+    chosen an instant before); then the address follows (its stamp), and an explanation tab on screen is redrawn."""
     inputs = parts.analyze_inputs
     on_screen = scripts.call("onScreenView", len(inputs))
-    run = {"fn": parts.show_text, "inputs": inputs, "outputs": parts.analyzed, "js": on_screen} | PRIVATE
-    # an explanation, or a main view with controls of its own that the analysis's draw does not read (the weighting)
-    main_views = parts.registry.main_views
-    explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
-    for analyzed in (
-        gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners),
-        parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners),
-    ):
-        analyzed.success(**write_address(parts, redraw=explanations))
+    outputs = [*parts.analyzed, parts.address_stamps[ANALYZED]]
+    run = {"fn": parts.show_text, "inputs": inputs, "outputs": outputs, "js": on_screen} | PRIVATE
+    gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners)
+    parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners)
     page = parts.page
     gr.on([page.scale.input, page.leave_out.input], **write_address(parts, redraw=list(parts.drawings)))
+    address_after_draws(parts)
+
+
+def address_after_draws(parts: PageParts) -> None:
+    """The address written after each draw that answers, by a js-only listener on its view's address stamp
+    (``page.js`` ``writeDrawnAddress``, with no request to the server) that reads that view's parameters: Gradio's page
+    reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. After an
+    analysis (every parameter), an explanation tab on screen is redrawn (or a main view with controls that the
+    analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
+    main_views = parts.registry.main_views
+    explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
+    for drawn, stamp in parts.address_stamps.items():
+        analyzed = drawn == ANALYZED
+        names = parts.registry.url_params if analyzed else GLOBAL_PARAMS + parts.registry.view_params.get(drawn, [])
+        js = scripts.call("writeDrawnAddress", names, explanations if analyzed else [])
+        stamp.change(None, [stamp, *(parts.url_controls[name] for name in names)], None, js=js, **PRIVATE)
 
 
 def current_button(parts: PageParts) -> None:
@@ -294,110 +334,48 @@ def current_button(parts: PageParts) -> None:
 
 def view_events(parts: PageParts) -> None:
     """Each view's own events: its tab selected, its hidden redraw button, its controls, its quick redraws and long
-    computations; then the address."""
+    computations, each stamping the address (``address_after_draws``)."""
     for view, (tab, drawing) in parts.tabs.items():
         events = PRIVATE | {"queue": view not in parts.registry.main_views}
-        names = GLOBAL_PARAMS + parts.registry.view_params.get(view, [])
-        jobs = LongJobs(parts, view)
+        draws = ViewDraws(parts, view)
         own_inputs = {parts.current_view, *drawing.inputs}
         own_outputs = [parts.current_view, parts.colour_controls, *parts.view_outputs(view)]
         on_open = named(parts.show_cancel_on_open, view)
-        opened = jobs.draw(tab.select, named(parts.open_view, view), own_inputs, own_outputs, events, on_open)
-        opened.success(**write_address(parts, names))
-        changed = [*drawing.redrawn, *own_draws(parts, view, jobs, events)]
+        draws.draw(tab.select, named(parts.open_view, view), own_inputs, own_outputs, events, on_open)
+        own_draws(parts, view, draws, events)
         for redraw in drawing.redraws:  # from what the view kept, off the queue
             on_redraw = functools.partial(parts.draw_part, view, redraw)
             on_redraw.__name__ = redraw.handler.__name__
             outputs = [*redraw.outputs, parts.failures[view]]
-            changed.append(gr.on(redraw.triggers, on_redraw, set(redraw.inputs), outputs, **PRIVATE, queue=False))
+            draws.quick(redraw.triggers, on_redraw, set(redraw.inputs), outputs, PRIVATE | {"queue": False})
         once = PRIVATE | {"trigger_mode": "once"}  # never a second run queued behind a long one
         for computed in drawing.computes:
             on_compute = functools.partial(parts.draw_part, view, computed)
             on_compute.__name__ = computed.handler.__name__
             outputs, on_show = [*computed.outputs, parts.failures[view]], named(parts.show_cancel, view, computed)
-            changed.append(jobs.long(computed.triggers, on_compute, set(computed.inputs), outputs, once, on_show))
-        jobs.cancel_on_click()
-        for event in changed:
+            draws.long(computed.triggers, on_compute, set(computed.inputs), outputs, once, on_show)
+        draws.cancel_on_click()
+        names = GLOBAL_PARAMS + parts.registry.view_params.get(view, [])
+        for event in drawing.redrawn:  # the view's own events, which cannot stamp the address
             event.success(**write_address(parts, names))
 
 
-def own_draws(parts: PageParts, view: str, jobs: LongJobs, events: dict) -> list:
+def own_draws(parts: PageParts, view: str, draws: ViewDraws, events: dict) -> None:
     """``view``'s draw by its hidden redraw button (``page.js``'s ``redrawView``) and by its controls' triggers, as
-    ``jobs.draw`` wires them; returns their events."""
+    ``draws.draw`` wires them."""
     drawing = parts.drawings[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
     inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
-    drawn = [jobs.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)]
+    draws.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)
     if drawing.triggers:
         on_control = functools.partial(parts.draw_view, view)
         on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
-        drawn.append(jobs.draw(drawing.triggers, on_control, inputs, outputs, events, on_show))
-    return drawn
-
-
-@dataclass
-class LongJobs:
-    """``view``'s long computations (its ``computes``, and its own draw where it says when that starts one:
-    ``Drawing.starts``), each on the queue with a progress bar (``PageParts.long_job``). With a Cancel button
-    (``Drawing.cancel``), it is shown first, off the queue, when the trigger starts one, hidden after, and its click
-    cancels them (Gradio's ``cancels``; ``launch.stop_on_cancel`` stops the job's thread) and says so."""
-
-    parts: PageParts
-    view: str
-    events: list = field(default_factory=list)  # what the Cancel button cancels
-
-    def draw(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
-        """The view's own ``draw`` on ``triggers``: ``long`` where the view says when it starts a computation,
-        else a plain event."""
-        if self.parts.drawings[self.view].starts is None:
-            return gr.on(triggers, draw, inputs, outputs, **settings)
-        return self.long(triggers, draw, inputs, outputs, settings, show)
-
-    def long(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
-        """``draw`` on ``triggers``, a long computation; ``show`` says whether a trigger starts it (``show_cancel``)."""
-        job = functools.partial(self.parts.long_job, self.view, draw)
-        job.__name__ = draw.__name__
-        cancel = self.parts.drawings[self.view].cancel
-        if cancel is None:
-            return gr.on(triggers, job, inputs, outputs, **settings)
-        running = self.running
-        shown = gr.on(triggers, show, inputs, [cancel, running], **settings | {"queue": False})
-        self.events.append(shown.then(job, inputs, [*outputs, running], **settings))
-        hide = named(self.parts.hide_cancel, self.view)
-        self.events[-1].then(hide, None, [cancel, running], **PRIVATE, queue=False)
-        return self.events[-1]
-
-    @property
-    def running(self) -> gr.State:
-        """Whether the view's long job's answer is still to come: set as the Cancel button shows, cleared by the
-        answer itself (``PageParts.long_job``) and as the button hides; what the button's click reads."""
-        if self.view not in self.parts.running:
-            self.parts.running[self.view] = gr.State(False)
-        return self.parts.running[self.view]
-
-    def cancel_on_click(self) -> None:
-        """The Cancel button's click: it cancels the long computations' events and says so (``cancelled``)."""
-        cancel = self.parts.drawings[self.view].cancel
-        if cancel is None:
-            return
-        parts = self.parts
-        outputs = [cancel, self.running, parts.failures[self.view], parts.current_view, parts.colour_controls]
-        outputs += list(parts.drawings[self.view].controls.values())  # back to what the shown result was made with
-        inputs = [self.running, *parts.kept_state(self.view)]
-        cancelled = named(parts.cancelled, self.view)
-        cancel.click(cancelled, inputs, outputs, cancels=self.events, **PRIVATE, queue=False)
+        draws.draw(drawing.triggers, on_control, inputs, outputs, events, on_show)
 
 
 def skipped(updates: dict) -> dict:
     """The same components, each left as it is."""
     return {block: gr.skip() for block in updates}
-
-
-def named(method, *args) -> functools.partial:
-    """``method`` given ``args`` first, under its own name (the event's name in the log and the tests)."""
-    bound = functools.partial(method, *args)
-    bound.__name__ = method.__name__
-    return bound
 
 
 def share(parts: PageParts) -> None:

@@ -141,6 +141,12 @@
         if (redraw.includes(view)) redrawView(values, view);
     }
 
+    // A view's address stamp changed: one of its events drew it, or the analysis drew the main view (events.py's
+    // `address_after_draws`). `values` are the stamp, then each of `names`' controls; `redraw` as `writeAddress`'s.
+    function writeDrawnAddress([stamp, ...values], names, redraw) {
+        if (stamp) writeAddress(values, names, redraw);
+    }
+
     // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
     function redrawView(values, view) {
         document.getElementById(explorerConfig.redrawId + view)?.click();
@@ -357,6 +363,7 @@
         reanalyzeTyped,
         copyLink,
         writeAddress,
+        writeDrawnAddress,
         redrawView,
         tabOnScreenInput,
         openAddressView,

@@ -1,0 +1,82 @@
+"""Issue 54, a light page: the address is written after a view's draw by one listener of that view, on a hidden stamp
+that each of its draws' answers renews, not by a js-only step after each of the views' events; a long job's own answer
+hides its Cancel button, with no step after it."""
+
+import functools
+import inspect
+
+import gradio as gr
+import pytest
+
+from transformer.explorer.page import events
+from transformer.explorer.registry import GLOBAL_PARAMS
+
+ADDRESS_WRITERS = ("writeAddress", "writeDrawnAddress")  # page.js's functions that write the address after a draw
+
+
+def app_parts(app) -> events.PageParts:
+    """The served page's ``events.PageParts``."""
+    return next(inspect.unwrap(fn.fn).__self__ for fn in app.demo.fns.values() if fn.name == "restore_page")
+
+
+def drawn_view(fn) -> str | None:
+    """The view an event draws (``PageParts.draw_event`` or ``long_job``), else None."""
+    handler = inspect.unwrap(fn.fn) if fn.fn is not None else None
+    if isinstance(handler, functools.partial) and handler.func.__name__ in ("draw_event", "long_job"):
+        return handler.args[0]
+    return None
+
+
+def test_a_listener_per_view_writes_the_address_after_its_draws(app):
+    """Each view's stamp has one step that writes the address after its draws, reading only that view's parameters
+    (every parameter made each draw slower); the analysis's reads every one. The only other writer is the colour
+    controls' (no draw of their own). Each view's events name its own stamp, the analysis its own, nothing else any."""
+    parts, fns = app_parts(app), list(app.demo.fns.values())
+    writers = [fn for fn in fns if fn.fn is None and fn.js and any(f"explorer.{w}(" in fn.js for w in ADDRESS_WRITERS)]
+    assert len(writers) == len(parts.drawings) + 2, [fn.js for fn in writers]
+    registry = parts.registry
+    for drawn, stamp in parts.address_stamps.items():
+        (listener,) = [fn for fn in writers if fn.targets == [(stamp._id, "change")]]
+        names = registry.url_params if drawn == events.ANALYZED else GLOBAL_PARAMS + registry.view_params.get(drawn, [])
+        assert listener.inputs == [stamp, *(parts.url_controls[name] for name in names)] and not listener.outputs
+        assert "writeDrawnAddress" in listener.js
+        naming = {drawn_view(fn) or fn.name for fn in fns if stamp in fn.outputs}
+        assert naming == ({"show_text"} if drawn == events.ANALYZED else {drawn}), drawn
+
+
+def test_a_draw_stamps_the_address_anew_and_a_refused_one_not_at_all(app, result):
+    """Each answer renews its view's stamp with a new token (the box must change to write the address again); a
+    ``gr.Error`` ends a quick event with no answer, so no stamp."""
+    parts = app_parts(app)
+    stamp = parts.address_stamps["attention"]
+    handler = parts.drawings["attention"].handler.__name__  # its controls' event: the layer, head, weighting
+    (event,) = [fn for fn in app.demo.fns.values() if drawn_view(fn) == "attention" and fn.name == handler]
+    values = {block: block.value for block in event.inputs} | {parts.page.result: result}
+    first, again = event.fn(values)[stamp], event.fn(values)[stamp]
+    assert first and again and first != again
+
+    def refused(values):
+        raise gr.Error("Cannot use these inputs")
+
+    with pytest.raises(gr.Error):
+        parts.draw_event("attention", refused, values)
+
+
+def test_a_long_job_that_fails_hides_its_cancel_button_and_writes_no_address(app):
+    """Gradio's page runs no step after a failed event, so the job answers its ``gr.Error`` itself: said in a warning
+    with its title, the Cancel button hidden and the job over (``running``), no stamp. A job with no Cancel button
+    (the Export tab's) raises it as before."""
+    parts = app_parts(app)
+    drawing, running = parts.drawings["knockout"], parts.running["knockout"]
+
+    def refused(values):
+        raise gr.Error("No heads to rank here", title="Cannot draw this view")
+
+    with pytest.warns(UserWarning, match="No heads to rank here"):
+        answer = parts.long_job("knockout", refused, {})
+    assert answer == {drawing.cancel: gr.update(visible=False), running: False}
+    drawn = parts.long_job("knockout", lambda values: {}, {})
+    assert drawn[drawing.cancel] == gr.update(visible=False) and drawn[running] is False
+    assert drawn[parts.address_stamps["knockout"]]
+    with pytest.raises(gr.Error):
+        parts.long_job("export", refused, {})
