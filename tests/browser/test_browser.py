@@ -1,8 +1,8 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
 Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
-its dark twin, the Head atlas, Walkthrough, Behaviour, Patching, Routes and Training tabs, and the Attributions tab's faithfulness
-figure.
+its dark twin, the Head atlas, Walkthrough, Behaviour, Patching, Routes and Training tabs, and the Attributions tab's
+faithfulness figure.
 """
 
 import io
