@@ -1,8 +1,8 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
 Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
-its dark twin, the Head atlas, Walkthrough, Behaviour, Patching, Routes and Training tabs, and the Attributions tab's
-faithfulness figure.
+its dark twin, the Head atlas, Walkthrough, Behaviour, Patching and Routes tabs, and the Attributions tab's faithfulness
+figure.
 """
 
 import io
@@ -34,14 +34,12 @@ SCREENSHOTS = {
     "patching": ROOT / "assets" / "screenshot-patching.png",
     "norms": ROOT / "assets" / "screenshot-norms.png",
     "routes": ROOT / "assets" / "screenshot-routes.png",
-    "training": ROOT / "assets" / "screenshot-training.png",
 }
 PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
     "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
     "behaviour": ("#behaviour-figures", "#behaviour-table"),
     "patching": ("#patching-a", "#patching-heads"),  # the heads grid is taller than the readout beside it
     "routes": ("#routes-plot", "#routes-check"),  # the graph, then its top head's estimate and measured knockout
-    "training": ("#training-summary", "#training-roles"),  # the sentence across training, then each head's role
 }
 
 # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -258,10 +256,6 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?text={quote(ROUTES_EXAMPLE)}&view=routes")
             wait_for_text(page, "#routes-check", "graph's estimate", "measured knockout")
             page.locator("#routes-plot .main-svg").first.wait_for()
-        elif shot == "training":  # the README's sentence across the kept checkpoints, its head at the first one
-            page.goto(f"{served}?text={text}&view=training&training_layer=1&training_head=1&training_point=1")
-            for plot in ("curve", "attention", "suite", "roles"):
-                page.locator(f"#training-{plot} .main-svg").first.wait_for()
         elif shot == "norms":  # the README's head on sentence A of its example pair, weighted by what it moves
             page.goto(f"{served}?text={quote('The film was really good.')}&layer=2&head=3&weighting=norms")
             wait_for_heatmap_with(page, "weight × ‖f(x)‖")
