@@ -381,6 +381,34 @@ def ig_steps_shown(page, steps: int) -> None:
     page.wait_for_function("(n) => document.querySelector('#views').textContent.includes(`(${n} steps)`)", arg=steps)
 
 
+NAVBAR_SEEN = """{  // run as the page starts (an init script)
+    window.navbarSeen = [];  // each moment the navbar was on screen, in ms from the start of the load
+    window.navbarDrawn = false;  // whether Gradio put it in the page at all (it takes it out once the page mounts)
+    const start = performance.now();
+    new MutationObserver(() => {
+        const bar = document.querySelector('.nav-holder');
+        window.navbarDrawn ||= bar !== null;
+        if (bar && bar.getBoundingClientRect().height > 0) window.navbarSeen.push(performance.now() - start);
+    }).observe(document, {childList: true, subtree: true, attributes: true});
+}"""
+
+
+def test_the_endpoints_page_never_puts_a_navbar_on_the_explorer_while_it_loads(browser, url):
+    """Gradio draws a navbar for the endpoints' page (out of the navbar, so it holds one link, "Home"); it must not show
+    while the page loads, before the components mount and hide it (``theme.HEAD_CSS``)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.add_init_script(NAVBAR_SEEN)  # before the page's first script
+        page.goto(url)
+        page.wait_for_function(SETTLED)
+        assert page.evaluate("window.navbarDrawn")  # Gradio still draws it, so the check below can see it
+        assert page.evaluate("window.navbarSeen") == []
+    finally:
+        context.close()
+
+
 def test_integrated_gradients_steps_recompute_on_enter_and_arrow_keys_and_the_link_keeps_them(page, url):
     """Issue 35, item 7: a typed value and Enter, and the arrow keys, used to change nothing until the pointer
     released the slider, and a link copied then kept the old value."""

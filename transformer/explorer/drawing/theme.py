@@ -105,6 +105,10 @@ _PHONE = f"""
   #tokens .textfield {{ max-height: 8rem; }}  /* about four rows of chips on a phone, whose rows hold fewer */
 }}
 """
+# In the page's <head>, so it holds from the first paint: Gradio draws a navbar for the page out of it (the endpoints'
+# page, ``page/api.py``), one link, "Home", alone on the blank page for 0.4-2 s of the load before the components mount
+# and ``gr.Navbar(visible="hidden")`` hides it. (``PAGE_CSS`` comes with the components, and scoped under them.)
+HEAD_CSS = ".nav-holder { display: none; }"
 PAGE_CSS = (
     "#tokens .label { text-transform: none; }"  # token categories keep their case: "##o" is not "##O"
     # About six rows of chips, then the panel scrolls: 256 chips once pushed the tabs 1,400 px down (issue 54)

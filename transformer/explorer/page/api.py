@@ -75,7 +75,7 @@ def serve_endpoints(demo: gr.Blocks, registry: Registry) -> None:
     with demo:
         # Its one other page is out of the navbar, which Gradio would still draw, with one link, "Home". Not
         # visible=False: that Navbar is never mounted, so the bar stays (gradio-app/gradio#12532). Hidden, it hides
-        # the bar once the page's components mount: before that, the loading page shows the bar alone.
+        # the bar once the page's components mount; before that, ``theme.HEAD_CSS`` does.
         gr.Navbar(visible="hidden")
         serve(demo, {name: served.pop(name) for name in ON_THE_EXPLORER})
     with demo.route("API", PAGE, show_in_navbar=False):

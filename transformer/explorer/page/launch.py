@@ -331,7 +331,7 @@ def launch_settings(registry: Registry) -> dict:
     ``app_kwargs``)."""
     return {
         "css": theme.PAGE_CSS,
-        "head": scripts.head(address.script_config(registry)),
+        "head": f"<style>{theme.HEAD_CSS}</style>\n" + scripts.head(address.script_config(registry)),
         "max_file_size": MAX_FILE_SIZE,
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {
