@@ -46,18 +46,17 @@ class Page:
 class Drawing:
     """How a laid-out tab is drawn: ``handler(*inputs) -> outputs``, when a trigger fires or the tab is shown.
 
-    ``controls`` maps each of the view's address parameters to the control that holds it. ``redrawn`` lists
-    events the view made itself (in ``layout``) that end with it drawn, after which the page writes the address
-    as it does after a trigger. ``redraws`` are quick draws of part of the view from numbers it kept (e.g. a Next
-    button that moves a step, then draws), each a ``Drawing`` of its own whose triggers the page wires off the
-    queue. ``computes`` are long first computations (a corpus artifact, the behavioural suite), each a ``Drawing``
-    the page wires on the queue with a progress bar drawn from their tqdm bars. Either way a failure stays in the
-    view as the tab's own draw's does, and the page writes the address after each (``events.PageParts``).
-    ``cancel`` (a ``cancel_button`` the layout placed) is shown while one of the ``computes`` runs, and stops it; a
-    compute's ``starts(*inputs)`` says whether a trigger starts it (None: each does), so that one that only skips
-    never shows the button. A view whose own draw can run a job of many model passes (Integrated Gradients, head
-    importance, patching) sets ``starts`` on its own ``Drawing``, saying whether a draw with those inputs runs one
-    (not when it keeps that job's answer): its draws then get a progress bar, and ``cancel`` while they run one.
+    ``controls`` maps each of the view's address parameters to the control that holds it. ``redraws`` are quick
+    draws of part of the view from numbers it kept (e.g. a Next button that moves a step, then draws), each a
+    ``Drawing`` of its own whose triggers the page wires off the queue. ``computes`` are long first computations (a
+    corpus artifact, the behavioural suite), each a ``Drawing`` the page wires on the queue with a progress bar
+    drawn from their tqdm bars. Either way a failure stays in the view as the tab's own draw's does, and the page
+    writes the address after each (``events.PageParts``). ``cancel`` (a ``cancel_button`` the layout placed) is
+    shown while one of the ``computes`` runs, and stops it; a compute's ``starts(*inputs)`` says whether a trigger
+    starts it (None: each does), so that one that only skips never shows the button. A view whose own draw can run a
+    job of many model passes (Integrated Gradients, head importance, patching) sets ``starts`` on its own
+    ``Drawing``, saying whether a draw with those inputs runs one (not when it keeps that job's answer): its draws
+    then get a progress bar, and ``cancel`` while they run one.
     """
 
     handler: Callable
@@ -65,7 +64,6 @@ class Drawing:
     outputs: list
     triggers: list = field(default_factory=list)
     controls: dict = field(default_factory=dict)
-    redrawn: list = field(default_factory=list)
     redraws: list[Drawing] = field(default_factory=list)
     computes: list[Drawing] = field(default_factory=list)
     cancel: gr.Button | None = None

@@ -285,10 +285,10 @@ class PageParts:
         return values | self.show_colour_controls(view)
 
 
-def write_address(parts: PageParts, names: list[str] | None = None, redraw: list[str] = ()) -> dict:
-    """The js-only step that writes the address from ``names`` (by default every parameter; ``page.js``
-    ``writeAddress``), and may redraw."""
-    names = parts.registry.url_params if names is None else names
+def write_address(parts: PageParts, redraw: list[str]) -> dict:
+    """The js-only step that writes the address from every parameter (``page.js`` ``writeAddress``), and redraws
+    ``redraw``'s views where one is on screen."""
+    names = parts.registry.url_params
     inputs = [parts.url_controls[name] for name in names]
     return {"fn": None, "inputs": inputs, "js": scripts.call("writeAddress", names, list(redraw))}
 
@@ -303,7 +303,7 @@ def analyze(parts: PageParts) -> None:
     gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners)
     parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners)
     page = parts.page
-    gr.on([page.scale.input, page.leave_out.input], **write_address(parts, redraw=list(parts.drawings)))
+    gr.on([page.scale.input, page.leave_out.input], **write_address(parts, list(parts.drawings)))
     address_after_draws(parts)
 
 
@@ -355,9 +355,6 @@ def view_events(parts: PageParts) -> None:
             outputs, on_show = [*computed.outputs, parts.failures[view]], named(parts.show_cancel, view, computed)
             draws.long(computed.triggers, on_compute, set(computed.inputs), outputs, once, on_show)
         draws.cancel_on_click()
-        names = GLOBAL_PARAMS + parts.registry.view_params.get(view, [])
-        for event in drawing.redrawn:  # the view's own events, which cannot stamp the address
-            event.success(**write_address(parts, names))
 
 
 def own_draws(parts: PageParts, view: str, draws: ViewDraws, events: dict) -> None:
