@@ -25,6 +25,7 @@ from transformer.explorer import analysis
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.colour import LEAVE_OUT
 from transformer.explorer.page import events, launch
+from transformer.explorer.page.page_config import serve_light_config
 from transformer.explorer.page.api import serve_endpoints
 from transformer.explorer.page.events import PageParts
 from transformer.explorer.page.launch import DELETE_CACHE, configure_events
@@ -76,6 +77,7 @@ def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
         release_on_unload(demo)
     serve_endpoints(demo, registry)  # /predict on this page, the other endpoints on a page of their own, /api
     configure_events(demo)  # one worker per core for all model calls together (`make load` tunes it)
+    serve_light_config(demo)  # without the API schemas of components no client may call
     return demo
 
 

@@ -180,3 +180,19 @@ def test_seams_each_replaced_method_and_route_is_called_on_a_request():
         cancel_body = {"session_hash": "s1", "fn_index": index, "event_id": event_id}
         assert http.post(CANCEL, json=cancel_body).status_code == 200 and cancelled == [event_id]
         assert http.get(DEEP_LINK, params={"session_hash": "s1"}).json() == "no link"
+
+
+def test_seam_every_configuration_made_passes_through():
+    """``pass_config_through``: the configuration remade at launch, and the one ``/config`` serves, are changed."""
+
+    def labelled(config: dict) -> dict:
+        for component in config["components"]:
+            component["props"]["label"] = "changed"
+        return config
+
+    demo = shouting_page()
+    gradio_seam.pass_config_through(demo, labelled)
+    assert {c["props"].get("label") for c in demo.config["components"]} == {"changed"}
+    with serving(demo) as url:
+        served = httpx.get(f"{url}config", timeout=60, trust_env=False).json()["components"]
+        assert served and {c["props"].get("label") for c in served} == {"changed"}

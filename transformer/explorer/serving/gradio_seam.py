@@ -52,6 +52,10 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   per-connection deadlines; ``launch()`` takes no uvicorn settings.
 - **The running event** (``current_event_id``: ``gradio.context.LocalContext.event_id``). A cancelled event's model
   passes stop; an event handler is not told its own id.
+- **The page's configuration** (``pass_config_through``: ``Blocks.get_config_file``). The configuration the page
+  inlines carries, for every component, the schemas of Gradio's API page (``api_info`` and its input and output
+  forms, ``example_inputs``), which the browser never reads; for the components only private events use, they are
+  a fifth of the page's first download (issue 54). ``launch()`` takes no hook on the configuration it serves.
 - **Gradio's own readers** (``type_hints_gradio_reads``, ``docstring_parts``, ``upload_folder``, ``CancelBody``:
   ``gradio.utils.get_type_hints``, ``get_function_description``, ``get_upload_folder``,
   ``gradio.data_classes.CancelBody``). A job wrapper keeps the hints Gradio reads (``gr.Progress``, ``gr.Request``);
@@ -251,6 +255,14 @@ def server_config_of(blocks) -> Any | None:
 def current_event_id() -> str | None:
     """The id of the Gradio event the calling thread runs for, or None outside an event."""
     return LocalContext.event_id.get(None)
+
+
+def pass_config_through(blocks, change: Callable[[dict], dict]) -> None:
+    """Make every configuration ``blocks`` makes (at launch and for ``/config`` and the page's HTML) pass through
+    ``change``; ``blocks.config`` is remade through it now."""
+    made = blocks.get_config_file
+    blocks.get_config_file = lambda: change(made())
+    blocks.config = blocks.get_config_file()
 
 
 def type_hints_gradio_reads(fn: Callable) -> dict:

@@ -1,0 +1,66 @@
+"""The configuration the page inlines drops the API schemas of components that no client may call, and only those:
+the API page (``/info``) and the Python client read the same endpoints as before."""
+
+from __future__ import annotations
+
+import gradio as gr
+import httpx
+import pytest
+from app_fixtures import serving
+
+from transformer.explorer.page.page_config import API_SCHEMAS, serve_light_config, without_private_schemas
+
+
+def page_of_two_events() -> tuple[gr.Blocks, dict]:
+    """A page with a private event (the page's own) and a public endpoint; {role: component}."""
+    with gr.Blocks() as demo:
+        own_in, own_out = gr.Textbox(elem_id="own-in"), gr.Textbox(elem_id="own-out")
+        api_in, api_out = gr.Textbox(elem_id="api-in"), gr.Textbox(elem_id="api-out")
+        own_in.submit(str.upper, own_in, own_out, api_visibility="private")
+        api_in.submit(str.lower, api_in, api_out, api_name="lower")
+    return demo, {"own_in": own_in, "own_out": own_out, "api_in": api_in, "api_out": api_out}
+
+
+def schemas(config: dict) -> dict[str, set[str]]:
+    """{elem_id: the API schemas its component carries in ``config``}."""
+    return {
+        c["props"]["elem_id"]: {key for key in API_SCHEMAS if key in c}
+        for c in config["components"]
+        if c["props"].get("elem_id")
+    }
+
+
+def test_only_components_of_private_events_lose_their_schemas():
+    demo, _ = page_of_two_events()
+    before = schemas(demo.get_config_file())
+    assert all(found == set(API_SCHEMAS) for found in before.values())  # Gradio writes all four on each
+    after = schemas(without_private_schemas(demo.get_config_file()))
+    assert after == {"own-in": set(), "own-out": set(), "api-in": set(API_SCHEMAS), "api-out": set(API_SCHEMAS)}
+
+
+def test_a_component_shared_by_a_private_event_and_an_endpoint_keeps_them():
+    demo, parts = page_of_two_events()
+    with demo:
+        parts["own_in"].change(str.strip, parts["own_in"], parts["api_out"], api_visibility="private")
+    assert schemas(without_private_schemas(demo.get_config_file()))["api-out"] == set(API_SCHEMAS)
+
+
+def test_an_undocumented_endpoint_counts_as_one_a_client_may_call():
+    with gr.Blocks() as demo:
+        box, out = gr.Textbox(elem_id="in"), gr.Textbox(elem_id="out")
+        box.submit(str.upper, box, out, api_visibility="undocumented")
+    assert schemas(without_private_schemas(demo.get_config_file()))["in"] == set(API_SCHEMAS)
+
+
+@pytest.mark.served
+def test_the_served_page_and_config_are_lighter_and_the_api_page_unchanged():
+    demo, _ = page_of_two_events()
+    plain_info = demo.get_api_info()
+    serve_light_config(demo)
+    assert demo.get_api_info() == plain_info and "/lower" in plain_info["named_endpoints"]
+    with serving(demo) as url, httpx.Client(base_url=url, timeout=60, trust_env=False) as http:
+        served = schemas(http.get("/config").json())
+        assert served["own-in"] == set() and served["api-in"] == set(API_SCHEMAS)
+        page = http.get("/").text
+        assert '"elem_id":"own-in"' in page.replace(" ", "") and page.count('"api_info"') == 2  # the endpoint's two
+        assert http.get("/gradio_api/info").json()["named_endpoints"]["/lower"]["parameters"]
