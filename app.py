@@ -25,11 +25,11 @@ from transformer.explorer import analysis
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.colour import LEAVE_OUT
 from transformer.explorer.page import events, launch
-from transformer.explorer.page.page_config import serve_light_config
 from transformer.explorer.page.api import serve_endpoints
 from transformer.explorer.page.events import PageParts
 from transformer.explorer.page.launch import DELETE_CACHE, configure_events
 from transformer.explorer.page.page import prediction_box
+from transformer.explorer.page.page_config import serve_light_config
 from transformer.explorer.registry import Page, Registry, dims_control, head_choices, layer_choices
 from transformer.explorer.runner import get_checkpoints, get_model, get_second_model
 from transformer.explorer.serving.sessions import release_on_unload

@@ -358,16 +358,14 @@ def view_events(parts: PageParts) -> None:
 
 
 def own_draws(parts: PageParts, view: str, draws: ViewDraws, events: dict) -> None:
-    """``view``'s draw by its hidden redraw button (``page.js``'s ``redrawView``) and by its controls' triggers, as
-    ``draws.draw`` wires them."""
+    """``view``'s draw by its hidden redraw button (``page.js``'s ``redrawView``) and by its controls' triggers, one
+    event (the same draw) as ``draws.draw`` wires it, named after the view's handler where it has controls."""
     drawing = parts.drawings[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
     inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
-    draws.draw(redraw_button.click, named(parts.draw_view, view), inputs, outputs, events, on_show)
-    if drawing.triggers:
-        on_control = functools.partial(parts.draw_view, view)
-        on_control.__name__ = drawing.handler.__name__  # the event's name, in the log and the fuzz tests
-        draws.draw(drawing.triggers, on_control, inputs, outputs, events, on_show)
+    on_draw = functools.partial(parts.draw_view, view)
+    on_draw.__name__ = drawing.handler.__name__ if drawing.triggers else "draw_view"  # in the log and the tests
+    draws.draw([redraw_button.click, *drawing.triggers], on_draw, inputs, outputs, events, on_show)
 
 
 def skipped(updates: dict) -> dict:
