@@ -39,7 +39,8 @@ from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.drawing import status
 from transformer.explorer.drawing.figures import shown_values, token_labels
 from transformer.explorer.inputs import MEAN_HEAD
-from transformer.explorer.page import api, events, page, restore
+from transformer.explorer.page import api, events, page, restore, scripts
+from transformer.explorer.page.draws import GivenEvent
 from transformer.explorer.registry import Registry
 from transformer.explorer.views import VIEWS
 
@@ -135,11 +136,16 @@ def test_only_main_views_skip_the_queue_and_their_events_run_no_model(app, forwa
     result = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1])[0]
     forward_calls.clear()
     skipping = [fn for fn in fns if fn.fn is not None and not fn.queue and fn.name != "load_example"]  # gr.Examples'
-    assert {"show_head", "show_encodings"} <= {fn.name for fn in skipping}
+    assert {"attention", "positional-encoding"} <= {inspect.unwrap(fn.fn).args[0] for fn in skipping if by_tab(fn)}
     labels, plots, drawn_plots = token_labels(result.tokens), set(), set()
     for fn in skipping:
         values = [result if isinstance(block, gr.State) and block.value is None else block.value for block in fn.inputs]
-        drawn = fn.fn(dict(zip(fn.inputs, values, strict=True))) if fn.inputs_as_dict else fn.fn(*values)
+        if by_tab(fn):  # drawn by its redraw button (its tab, the view already current, draws nothing)
+            drawn = fn.fn(dict(zip(fn.inputs, values, strict=True)), trigger(app, fn, 1))
+        elif fn.inputs_as_dict:
+            drawn = fn.fn(dict(zip(fn.inputs, values, strict=True)))
+        else:
+            drawn = fn.fn(*values)
         if fn.name in KEPT_ONLY:  # a view's own kept numbers, none kept yet: it stays as it is
             assert all(value == gr.skip() for block, value in drawn.items() if block in drawn_by(fn)), fn.name
             continue
@@ -203,19 +209,26 @@ def test_long_text_is_truncated_with_a_visible_notice(app):
 def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(app):
     """Each view's declaration (``View.colour_scale``) matches what its drawing reads, and selecting its tab
     shows or hides the controls accordingly."""
-    fns = [fn for fn in app.demo.fns.values() if view_draw(fn) in ("draw_view", "open_view")]
-    assert {"attributions", "knockout", "patching"} <= {
-        inspect.unwrap(fn.fn).args[0] for fn in fns if fn.name == "open_view"
-    }
+    parts, fns = page_parts(app), list(app.demo.fns.values())
     (row,) = {block for block in app.demo.blocks.values() if getattr(block, "elem_id", None) == "colour-controls"}
     declared = {view.id: view.colour_scale for view in views.VIEWS}
-    for fn in fns:
-        view_id = inspect.unwrap(fn.fn).args[0]
-        if view_draw(fn) == "draw_view":  # the hidden redraw button: its inputs are the drawing's
-            assert any(getattr(block, "elem_id", None) == "colour-scale" for block in fn.inputs) == declared[view_id]
-        else:  # the tab select, on the view already current: it draws nothing, and sets the controls' visibility
-            values = {block: view_id if block.elem_id == "current-view" else block.value for block in fn.inputs}
-            assert fn.fn(values)[row]["visible"] == declared[view_id], view_id
+    for view_id, (tab, _) in parts.tabs.items():
+        redraw = next(block for block in app.demo.blocks.values() if block.elem_id == scripts.REDRAW_ID + view_id)
+        (redrawn,) = [fn for fn in fns if (redraw._id, "click") in fn.targets]  # its inputs are the drawing's
+        assert any(getattr(block, "elem_id", None) == "colour-scale" for block in redrawn.inputs) == declared[view_id]
+        # the tab selected, on the view already current: it draws nothing, and sets the controls' visibility
+        (selected,) = [fn for fn in fns if (tab._id, "select") in fn.targets]
+        if not by_tab(selected):  # a long view's: its Cancel button's step, then ``open_view``
+            (selected,) = [fn for fn in fns if fn.name == "open_view" and inspect.unwrap(fn.fn).args[0] == view_id]
+        values = {block: view_id if block.elem_id == "current-view" else block.value for block in selected.inputs}
+        opened = selected.fn(values, gr.EventData(tab, None)) if by_tab(selected) else selected.fn(values)
+        assert opened[row]["visible"] == declared[view_id], view_id
+        assert not [
+            block for block, value in opened.items() if value != gr.skip() and block in parts.view_outputs(view_id)
+        ]
+    assert {"attributions", "knockout", "patching"} == {
+        inspect.unwrap(fn.fn).args[0] for fn in fns if fn.name == "open_view"
+    }  # the long views; every other view's tab shares its one drawing event
     hidden = {view_id for view_id, shown in declared.items() if not shown}
     assert {"positional-encoding", "export", "errors", "word-order", "token-embeddings"} <= hidden
     assert not hidden & {"attention", "all-heads", "compare", "knockout", "rollout"}
@@ -234,12 +247,15 @@ def test_the_hidden_current_button_makes_the_tab_on_screen_the_current_view(app)
         assert made[parts.current_view] == view_id and made[parts.colour_controls]["visible"] is coloured
 
 
-def view_draw(fn) -> str | None:
-    """The ``PageParts`` draw an event runs: the draw its handler wraps (``draw_event``, ``long_job``), else its own."""
-    handler = inspect.unwrap(fn.fn)
-    if isinstance(handler, functools.partial) and handler.func.__name__ in ("draw_event", "long_job"):
-        handler = handler.args[1]
-    return handler.func.__name__ if isinstance(handler, functools.partial) else None
+def by_tab(fn) -> bool:
+    """Whether ``fn`` is a quick view's one drawing event, which its tab's selection triggers too
+    (``ViewDraws.opened_or_drawn``): Gradio hands it the event."""
+    return isinstance(inspect.unwrap(fn.fn), GivenEvent)
+
+
+def trigger(app, fn, index: int) -> gr.EventData:
+    """The event Gradio hands ``fn`` when its ``index``-th trigger fires."""
+    return gr.EventData(app.demo.blocks[fn.targets[index][0]], None)
 
 
 def test_unknown_pieces_are_named_in_the_notice_and_marked_in_the_token_view(app):

@@ -1,14 +1,16 @@
 """Issue 54, a light page: the address is written after a view's draw by one listener of that view, on a hidden stamp
 that each of its draws' answers renews, not by a js-only step after each of the views' events; a long job's own answer
-hides its Cancel button, with no step after it."""
+hides its Cancel button, with no step after it; a quick view is drawn by one event, whichever of its tab, its redraw
+button and its controls triggered it."""
 
 import functools
 import inspect
 
 import gradio as gr
 import pytest
+from fuzz_helpers import QueueCaller
 
-from transformer.explorer.page import events
+from transformer.explorer.page import events, scripts
 from transformer.explorer.registry import GLOBAL_PARAMS
 
 ADDRESS_WRITERS = ("writeAddress", "writeDrawnAddress")  # page.js's functions that write the address after a draw
@@ -20,9 +22,9 @@ def app_parts(app) -> events.PageParts:
 
 
 def drawn_view(fn) -> str | None:
-    """The view an event draws (``PageParts.draw_event`` or ``long_job``), else None."""
+    """The view an event draws (``PageParts.draw_event``, ``long_job`` or ``open_or_draw``), else None."""
     handler = inspect.unwrap(fn.fn) if fn.fn is not None else None
-    if isinstance(handler, functools.partial) and handler.func.__name__ in ("draw_event", "long_job"):
+    if isinstance(handler, functools.partial) and handler.func.__name__ in ("draw_event", "long_job", "open_or_draw"):
         return handler.args[0]
     return None
 
@@ -49,10 +51,11 @@ def test_a_draw_stamps_the_address_anew_and_a_refused_one_not_at_all(app, result
     ``gr.Error`` ends a quick event with no answer, so no stamp."""
     parts = app_parts(app)
     stamp = parts.address_stamps["attention"]
-    handler = parts.drawings["attention"].handler.__name__  # its controls' event: the layer, head, weighting
-    (event,) = [fn for fn in app.demo.fns.values() if drawn_view(fn) == "attention" and fn.name == handler]
+    # its one drawing event: its tab, redraw button and controls (the layer, head, weighting)
+    (event,) = [fn for fn in app.demo.fns.values() if drawn_view(fn) == "attention" and fn.name == "open_or_draw"]
     values = {block: block.value for block in event.inputs} | {parts.page.result: result}
-    first, again = event.fn(values)[stamp], event.fn(values)[stamp]
+    by_control = gr.EventData(app.demo.blocks[event.targets[-1][0]], None)
+    first, again = event.fn(values, by_control)[stamp], event.fn(values, by_control)[stamp]
     assert first and again and first != again
 
     def refused(values):
@@ -80,3 +83,44 @@ def test_a_long_job_that_fails_hides_its_cancel_button_and_writes_no_address(app
     assert drawn[parts.address_stamps["knockout"]]
     with pytest.raises(gr.Error):
         parts.long_job("export", refused, {})
+
+
+def test_each_quick_view_has_one_drawing_event_and_each_long_view_two(app):
+    """A quick view's tab, hidden redraw button and controls trigger one event; a long view's tab has its own (it
+    shows the Cancel button its own way), and its redraw button and controls share the other."""
+    parts, fns = app_parts(app), list(app.demo.fns.values())
+    for view, (tab, drawing) in parts.tabs.items():
+        redraw = next(block for block in app.demo.blocks.values() if block.elem_id == scripts.REDRAW_ID + view)
+        triggers = [
+            (tab._id, "select"),
+            (redraw._id, "click"),
+            *((t.__self__._id, t.event_name) for t in drawing.triggers),
+        ]
+        wired = [fn for fn in fns if set(fn.targets) & set(triggers)]
+        assert sorted(len(fn.targets) for fn in wired) == ([len(triggers)] if drawing.starts is None
+                                                            else [1, len(triggers) - 1]), view  # fmt: skip
+
+
+@pytest.mark.served
+@pytest.mark.parametrize("view", ["token-embeddings", "attention"])  # on the queue, and a main view off it
+def test_the_one_event_opens_the_view_for_its_tab_and_draws_it_for_its_redraw_button(app, url, view):
+    """Over HTTP, as the page sends it: Gradio hands ``open_or_draw`` the trigger that fired. The tab selected makes
+    the view current (``open_view``); the redraw button draws the view and leaves the current view as it is
+    (``draw_view``)."""
+    parts = app_parts(app)
+    (index,) = [i for i, fn in app.demo.fns.items() if drawn_view(fn) == view and fn.name == "open_or_draw"]
+    fn, tab = app.demo.fns[index], parts.tabs[view][0]
+    redraw = next(block for block in app.demo.blocks.values() if block.elem_id == scripts.REDRAW_ID + view)
+    other = "export" if view != "export" else "attention"
+    data = [other if block is parts.current_view else getattr(block, "value", None) for block in fn.inputs]
+    data = [None if isinstance(block, gr.State) else value for block, value in zip(fn.inputs, data, strict=True)]
+    caller = QueueCaller(url)
+    try:
+        by_tab = caller.call(index, data, trigger_id=tab._id, queued=fn.queue)
+        by_button = caller.call(index, data, trigger_id=redraw._id, queued=fn.queue)
+    finally:
+        caller.close()
+    assert by_tab.success and by_button.success, (by_tab, by_button)
+    at = fn.outputs.index(parts.current_view)
+    assert by_tab.data[at] == view
+    assert by_button.data[at] in (None, {"__type__": "update"}), by_button.data[at]  # left as it is

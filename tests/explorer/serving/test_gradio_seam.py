@@ -182,6 +182,7 @@ def test_seams_each_replaced_method_and_route_is_called_on_a_request():
         assert http.get(DEEP_LINK, params={"session_hash": "s1"}).json() == "no link"
 
 
+@pytest.mark.served
 def test_seam_every_configuration_made_passes_through():
     """``pass_config_through``: the configuration remade at launch, and the one ``/config`` serves, are changed."""
 
@@ -196,3 +197,13 @@ def test_seam_every_configuration_made_passes_through():
     with serving(demo) as url:
         served = httpx.get(f"{url}config", timeout=60, trust_env=False).json()["components"]
         assert served and {c["props"].get("label") for c in served} == {"changed"}
+
+
+def test_seam_gradio_reads_the_hints_of_a_partial_from_its_call():
+    """``page.draws.GivenEvent`` is handed the event because Gradio reads a non-function handler's hints from
+    ``__call__``."""
+    from transformer.explorer.page.draws import GivenEvent
+
+    handler = GivenEvent(lambda view, values, event: (view, values, event), "attention")
+    assert gradio_seam.type_hints_gradio_reads(handler)["event"] is gr.EventData
+    assert list(inspect.signature(handler).parameters) == ["values", "event"]

@@ -31,6 +31,7 @@ class Parts(Protocol):
     @property
     def address_stamps(self) -> dict[str, gr.Textbox]: ...
     def draw_event(self, view: str, draw, values: dict) -> dict: ...
+    def open_or_draw(self, view: str, values: dict, event: gr.EventData) -> dict: ...
     def long_job(self, view: str, draw, values: dict, progress=...) -> dict: ...
     def kept_state(self, view: str) -> list: ...
     def cancelled(self, view: str, running: bool = True, kept=None) -> dict: ...
@@ -61,6 +62,14 @@ class ViewDraws:
         stamped = functools.partial(self.parts.draw_event, self.view, draw)
         stamped.__name__ = draw.__name__  # the event's name, in the log and the tests
         return gr.on(triggers, stamped, inputs, [*outputs, self.parts.address_stamps[self.view]], **settings)
+
+    def opened_or_drawn(self, tab: gr.Tab, triggers, inputs, outputs, settings: dict) -> Dependency:
+        """A quick view's one drawing event: its ``tab`` selected, or ``triggers`` (its hidden redraw button, its
+        controls), told apart by the event (``PageParts.open_or_draw``)."""
+        handler = GivenEvent(self.parts.open_or_draw, self.view)
+        handler.__name__ = "open_or_draw"
+        outputs = [*outputs, self.parts.address_stamps[self.view]]
+        return gr.on([tab.select, *triggers], handler, inputs, outputs, **settings)
 
     def long(self, triggers, draw, inputs, outputs, settings: dict, show) -> Dependency:
         """``draw`` on ``triggers``, a long computation; ``show`` says whether a trigger starts it (``show_cancel``)."""
@@ -94,6 +103,15 @@ class ViewDraws:
         inputs = [self.running, *parts.kept_state(self.view)]
         cancelled = named(parts.cancelled, self.view)
         cancel.click(cancelled, inputs, outputs, cancels=self.events, **PRIVATE, queue=False)
+
+
+class GivenEvent(functools.partial):
+    """A ``functools.partial`` of a method ``(..., values, event)`` that Gradio hands the event as well as the values
+    (``gr.EventData``: which trigger fired). Gradio passes it to the parameter whose type hint asks for it, and reads
+    the hints of a handler that is not a function from its ``__call__`` (``gradio_seam.type_hints_gradio_reads``)."""
+
+    def __call__(self, values: dict, event: gr.EventData) -> dict:
+        return super().__call__(values, event)
 
 
 def named(method, *args) -> functools.partial:

@@ -91,6 +91,12 @@ class PageParts:
         """A quick event of ``view``: ``draw(values)``, then the address stamp, as a long one (``long_job``)."""
         return draw(values) | self.stamped(view)
 
+    def open_or_draw(self, view: str, values: dict, event: gr.EventData) -> dict:
+        """A quick ``view``'s one drawing event (``ViewDraws.opened_or_drawn``): where its tab was selected (the
+        ``event``'s target), ``open_view``, else (its redraw button, a control) ``draw_view``; then the stamp."""
+        opened = getattr(event.target, "_id", None) == self.tabs[view][0]._id
+        return self.draw_event(view, functools.partial(self.open_view if opened else self.draw_view, view), values)
+
     def share_link(self, request: gr.Request, *values) -> str:
         """``address.share_link`` on the page's views: the "Copy link" button."""
         return share_link(self.registry, request, *values)
@@ -335,13 +341,9 @@ def current_button(parts: PageParts) -> None:
 def view_events(parts: PageParts) -> None:
     """Each view's own events: its tab selected, its hidden redraw button, its controls, its quick redraws and long
     computations, each stamping the address (``address_after_draws``)."""
-    for view, (tab, drawing) in parts.tabs.items():
+    for view, drawing in parts.drawings.items():
         events = PRIVATE | {"queue": view not in parts.registry.main_views}
         draws = ViewDraws(parts, view)
-        own_inputs = {parts.current_view, *drawing.inputs}
-        own_outputs = [parts.current_view, parts.colour_controls, *parts.view_outputs(view)]
-        on_open = named(parts.show_cancel_on_open, view)
-        draws.draw(tab.select, named(parts.open_view, view), own_inputs, own_outputs, events, on_open)
         own_draws(parts, view, draws, events)
         for redraw in drawing.redraws:  # from what the view kept, off the queue
             on_redraw = functools.partial(parts.draw_part, view, redraw)
@@ -358,14 +360,22 @@ def view_events(parts: PageParts) -> None:
 
 
 def own_draws(parts: PageParts, view: str, draws: ViewDraws, events: dict) -> None:
-    """``view``'s draw by its hidden redraw button (``page.js``'s ``redrawView``) and by its controls' triggers, one
-    event (the same draw) as ``draws.draw`` wires it, named after the view's handler where it has controls."""
-    drawing = parts.drawings[view]
+    """``view``'s draw as its tab is selected (``open_view``), and by its hidden redraw button (``page.js``'s
+    ``redrawView``) and its controls' triggers (``draw_view``, one event named after the view's handler where it has
+    controls). A quick view's are one event (``ViewDraws.opened_or_drawn``); a long one's are two, as ``draws.draw``
+    wires them, each showing the Cancel button its own way (``show_cancel_on_open``, ``show_cancel``)."""
+    tab, drawing = parts.tabs[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
-    inputs, outputs, on_show = set(drawing.inputs), parts.view_outputs(view), named(parts.show_cancel, view, drawing)
+    triggers, inputs, outputs = [redraw_button.click, *drawing.triggers], set(drawing.inputs), parts.view_outputs(view)
+    opened = {"inputs": {parts.current_view, *inputs}, "outputs": [parts.current_view, parts.colour_controls, *outputs]}
+    if drawing.starts is None:
+        draws.opened_or_drawn(tab, triggers, opened["inputs"], opened["outputs"], events)
+        return
+    on_open = named(parts.show_cancel_on_open, view)
+    draws.draw(tab.select, named(parts.open_view, view), opened["inputs"], opened["outputs"], events, on_open)
     on_draw = functools.partial(parts.draw_view, view)
     on_draw.__name__ = drawing.handler.__name__ if drawing.triggers else "draw_view"  # in the log and the tests
-    draws.draw([redraw_button.click, *drawing.triggers], on_draw, inputs, outputs, events, on_show)
+    draws.draw(triggers, on_draw, inputs, outputs, events, named(parts.show_cancel, view, drawing))
 
 
 def skipped(updates: dict) -> dict:
