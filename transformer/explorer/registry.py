@@ -161,6 +161,8 @@ class Registry:
         views: the views, the first being the tab a page opens on (``first_view``).
         ids: each view's id; ``titles``: {tab title: view id}.
         main: {main view id: its ``View.main``}, in the order of ``page.show_text``'s figures (``main_views``).
+        explanations: the views redrawn after an analysis when on screen: all but the main views without address
+            parameters of their own, whose one figure comes with the analysis.
         view_params: {view id: its address parameters}; ``url_params``: the page's (``GLOBAL_PARAMS``), then theirs.
         readers: {view address parameter: its reader}; ``fallbacks``: {parameter: the page parameter in its place}.
         text_params: the free-text address parameters (``read_text``), the sentence first.
@@ -178,6 +180,7 @@ class Registry:
         self.titles = {view.title: view.id for view in self.views}
         self.main = {view.id: view.main for view in self.views if view.main}
         self.main_views = list(self.main)
+        self.explanations = [view for view in self.ids if view not in self.main or self.view_params.get(view)]
         self.url_params = GLOBAL_PARAMS + [name for names in self.view_params.values() for name in names]
         self.readers = {name: read for view in self.views for name, read in view.params.items()}
         self.fallbacks = {name: page for view in self.views for name, page in view.fallbacks.items()}

@@ -10,7 +10,7 @@ import gradio as gr
 import pytest
 from fuzz_helpers import QueueCaller
 
-from transformer.explorer.page import events, scripts
+from transformer.explorer.page import address, events, scripts
 from transformer.explorer.registry import GLOBAL_PARAMS
 
 ADDRESS_WRITERS = ("writeAddress", "writeDrawnAddress")  # page.js's functions that write the address after a draw
@@ -41,7 +41,15 @@ def test_a_listener_per_view_writes_the_address_after_its_draws(app):
         (listener,) = [fn for fn in writers if fn.targets == [(stamp._id, "change")]]
         names = registry.url_params if drawn == events.ANALYZED else GLOBAL_PARAMS + registry.view_params.get(drawn, [])
         assert listener.inputs == [stamp, *(parts.url_controls[name] for name in names)] and not listener.outputs
-        assert "writeDrawnAddress" in listener.js
+        # page.js reads the names from its configuration (``paramsOf``), in this order
+        config = address.script_config(registry)
+        own = (
+            config["urlParams"]
+            if drawn == events.ANALYZED
+            else config["globalParams"] + config["viewParams"].get(drawn, [])
+        )
+        assert own == names
+        assert listener.js == scripts.call("writeDrawnAddress", None if drawn == events.ANALYZED else drawn)
         naming = {drawn_view(fn) or fn.name for fn in fns if stamp in fn.outputs}
         assert naming == ({"show_text"} if drawn == events.ANALYZED else {drawn}), drawn
 

@@ -78,6 +78,7 @@ def script_config(registry: Registry) -> dict:
         "redrawId": scripts.REDRAW_ID,
         "currentId": scripts.CURRENT_ID,
         "viewOfTitle": registry.titles,
+        "explanations": registry.explanations,
         "phone": {
             "phonePx": theme.PHONE_PX,
             "modebarPx": theme.MODEBAR_PX,

@@ -291,12 +291,11 @@ class PageParts:
         return values | self.show_colour_controls(view)
 
 
-def write_address(parts: PageParts, redraw: list[str]) -> dict:
-    """The js-only step that writes the address from every parameter (``page.js`` ``writeAddress``), and redraws
-    ``redraw``'s views where one is on screen."""
-    names = parts.registry.url_params
-    inputs = [parts.url_controls[name] for name in names]
-    return {"fn": None, "inputs": inputs, "js": scripts.call("writeAddress", names, list(redraw))}
+def write_address(parts: PageParts) -> dict:
+    """The js-only step that writes the address from every parameter (``page.js`` ``writeAddress``), and redraws the
+    view on screen."""
+    inputs = [parts.url_controls[name] for name in parts.registry.url_params]
+    return {"fn": None, "inputs": inputs, "js": scripts.call("writeAddress")}
 
 
 def analyze(parts: PageParts) -> None:
@@ -309,7 +308,7 @@ def analyze(parts: PageParts) -> None:
     gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners)
     parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners)
     page = parts.page
-    gr.on([page.scale.input, page.leave_out.input], **write_address(parts, list(parts.drawings)))
+    gr.on([page.scale.input, page.leave_out.input], **write_address(parts))
     address_after_draws(parts)
 
 
@@ -319,12 +318,10 @@ def address_after_draws(parts: PageParts) -> None:
     reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. After an
     analysis (every parameter), an explanation tab on screen is redrawn (or a main view with controls that the
     analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
-    main_views = parts.registry.main_views
-    explanations = [view for view, drawing in parts.drawings.items() if view not in main_views or drawing.controls]
     for drawn, stamp in parts.address_stamps.items():
         analyzed = drawn == ANALYZED
         names = parts.registry.url_params if analyzed else GLOBAL_PARAMS + parts.registry.view_params.get(drawn, [])
-        js = scripts.call("writeDrawnAddress", names, explanations if analyzed else [])
+        js = scripts.call("writeDrawnAddress", None if analyzed else drawn)  # its names: page.js ``paramsOf``
         stamp.change(None, [stamp, *(parts.url_controls[name] for name in names)], None, js=js, **PRIVATE)
 
 
@@ -401,5 +398,5 @@ def load_page(demo: gr.Blocks, parts: PageParts) -> None:
     loaded = loaded.then(None, parts.restored_text, None, js=scripts.call("keepTyped", parts.text_box.value))
     url_params = parts.registry.url_params
     every_control = [parts.url_controls[name] for name in url_params]
-    opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView", url_params))
+    opened = loaded.then(None, every_control, None, js=scripts.call("openAddressView"))
     opened.then(None, js=scripts.call("reanalyzeTyped"))

@@ -124,6 +124,19 @@
         }, COPIED_MS);
     }
 
+    // The address parameters an event sends, in its values' order: every one where `drawn` is null (the analysis,
+    // the page load, the colour controls), else the page's own and view `drawn`'s (events.py's `address_after_draws`).
+    // Read here, not passed by each event: the page's configuration would carry the lists once per event.
+    function paramsOf(drawn) {
+        const {globalParams, viewParams, urlParams} = explorerConfig;
+        return drawn === null ? urlParams : [...globalParams, ...(viewParams[drawn] || [])];
+    }
+
+    // The colour controls changed: the address is written from every parameter, and the view on screen redrawn.
+    function writeAddress(values) {
+        writeAddressOf(values, paramsOf(null), Object.values(explorerConfig.viewOfTitle));
+    }
+
     // After a view is drawn: the address holds the text, the view and that view's controls, so that a copied address
     // reproduces the view. `names` are the address parameters the event sends, in `values`' order; a parameter of
     // the view that the event does not send (a control it did not change) keeps its value in the address. Nothing
@@ -133,7 +146,7 @@
     // The address names the tab on screen, not the view in `values`: a tab's answer can come back after the next
     // tab's (two tabs clicked in quick succession) and name the view the person left. The tab on screen is then
     // made the page's current view again (its hidden button), so that the view left is drawn afresh when next opened.
-    function writeAddress(values, names, redraw = []) {
+    function writeAddressOf(values, names, redraw) {
         if (!explorer.addressRead) return;
         const current = values[names.indexOf("view")];
         const view = setAddress(values, names, tabOnScreen() ?? current);
@@ -141,10 +154,11 @@
         if (redraw.includes(view)) redrawView(values, view);
     }
 
-    // A view's address stamp changed: one of its events drew it, or the analysis drew the main view (events.py's
-    // `address_after_draws`). `values` are the stamp, then each of `names`' controls; `redraw` as `writeAddress`'s.
-    function writeDrawnAddress([stamp, ...values], names, redraw) {
-        if (stamp) writeAddress(values, names, redraw);
+    // A view's address stamp changed: one of view `drawn`'s events drew it, or (`drawn` null) the analysis drew the
+    // main view, after which the explanation tab on screen is redrawn (events.py's `address_after_draws`). `values`
+    // are the stamp, then each of `paramsOf(drawn)`'s controls.
+    function writeDrawnAddress([stamp, ...values], drawn) {
+        if (stamp) writeAddressOf(values, paramsOf(drawn), drawn === null ? explorerConfig.explanations : []);
     }
 
     // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
@@ -154,7 +168,8 @@
 
     // The page load's last step: the address is read, so from now on views write it; its view's tab is selected (the
     // page opens on the first tab), whose select event then finds that view current and draws nothing.
-    function openAddressView(values, names) {
+    function openAddressView(values) {
+        const names = paramsOf(null);
         explorer.addressRead = true;
         if (new URL(window.location.href).searchParams.get("view") === "api") return openApiPage();
         const view = setAddress(values, names, values[names.indexOf("view")]);
