@@ -3,6 +3,8 @@ the API page (``/info``) and the Python client read the same endpoints as before
 
 from __future__ import annotations
 
+import json
+
 import gradio as gr
 import httpx
 import pytest
@@ -64,3 +66,20 @@ def test_the_served_page_and_config_are_lighter_and_the_api_page_unchanged():
         page = http.get("/").text
         assert '"elem_id":"own-in"' in page.replace(" ", "") and page.count('"api_info"') == 2  # the endpoint's two
         assert http.get("/gradio_api/info").json()["named_endpoints"]["/lower"]["parameters"]
+
+
+CONFIG_BYTES, CONFIG_EVENTS = 250_000, 100  # issue 54's targets for the configuration a visitor downloads first
+INLINED = "window.gradio_config = "
+
+
+@pytest.mark.served
+def test_the_first_html_inlines_a_configuration_within_the_targets(url):
+    """What a browser downloads before the first click: the first HTML inlines the page's configuration, at most
+    ``CONFIG_BYTES`` with at most ``CONFIG_EVENTS`` events, none of them carrying the scripts' comments."""
+    html = httpx.get(url, headers={"accept-encoding": "identity"}, timeout=60, trust_env=False).text
+    start = html.index(INLINED) + len(INLINED)
+    inlined = html[start : html.index("</script>", start)].rstrip().removesuffix(";")
+    config = json.loads(inlined)
+    assert len(inlined.encode()) <= CONFIG_BYTES, f"{len(inlined.encode()):,} bytes"
+    assert len(config["dependencies"]) <= CONFIG_EVENTS
+    assert not [c["id"] for c in config["components"] if "api_info" in c and c["type"] != "api"]
