@@ -64,7 +64,7 @@ from .training.mixture import (
 )
 from .training.model_card import render_model_card
 from .training.objectives import PairMargin, target_distributions
-from .training.pairing import build_pairing
+from .training.pairing import KINDS, build_pairing
 from .training.phases import ClassifierTraining, pretrain, teacher_targets, train_classifier
 from .training.probe import run_probe
 from .training.scoring import composition_scores, neutral_scores, positive_probabilities, score_sets
@@ -173,6 +173,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="weight of counterfactual logit pairing: the gap between a sentence's logits and those of a copy with "
         "its identity term, name, place, number, URL, handle or a non-opinion word changed (0 = off)",
     )  # fmt: skip
+    training.add_argument(
+        "--pairing-kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the slot kinds paired (default: all)"
+    )
 
     run = parser.add_argument_group("run")
     run.add_argument("--quick", action="store_true", help="tiny sizes and row counts (tests, smoke runs)")
@@ -314,7 +317,8 @@ def main(argv: list[str] | None = None) -> dict:
     pairing = None
     if args.pairing_weight:
         opinion_words = frozenset(opinion_lexicon(train_sets["lexicon"]))
-        pairing = build_pairing(args.pairing_weight, mixture, opinion_words, tokenizer, args.max_len, args.seed)
+        kinds = tuple(args.pairing_kinds)
+        pairing = build_pairing(args.pairing_weight, mixture, opinion_words, tokenizer, args.max_len, args.seed, kinds)
     setup = ClassifierTraining(
         mixture, args.weights, args.batch_size, args.word_dropout, args.label_smoothing, args.seed, pairs, pairing
     )

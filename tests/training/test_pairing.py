@@ -128,3 +128,14 @@ def test_with_weight_the_loss_adds_the_gap_and_moves_towards_reading_twins_alike
         logits = model(*pad_ids([mixture.sequences[i] for i in chosen] + ids))
     gaps = pairing.pairing_penalty(logits[: len(chosen)], logits[len(chosen) :])
     assert paired.item() == pytest.approx(plain.item() + 2.0 * gaps.sum().item() / 4, rel=1e-5)
+
+
+def test_pairing_only_some_kinds_leaves_every_other_row_unpaired():
+    texts = ["chloe said it was great", "the food in oslo was great", "we waited 45 minutes", "the soup tasted great"]
+    tokenizer = word_tokenizer(sorted({w for t in texts for w in t.split()}))
+    mixture = Mixture(["sst2"], [e.ids for e in tokenizer.encode_batch(texts)], [1.0] * 4, [0] * 4, None, texts)
+    every = pairing.build_pairing(1.0, mixture, OPINION, tokenizer, max_len=16, seed=3)
+    assert [slot.kind for slot in every.slots] == ["name", "place", "number", "typo"]
+    people = pairing.build_pairing(1.0, mixture, OPINION, tokenizer, 16, 3, kinds=("identity", "name", "place"))
+    assert [slot and slot.kind for slot in people.slots] == ["name", "place", None, None]
+    assert set(people.kind_weights) == {"name", "place"}

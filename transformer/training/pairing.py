@@ -135,14 +135,22 @@ class Pairing:
 
 
 def build_pairing(
-    weight: float, mixture: Mixture, opinion_words: frozenset[str], tokenizer: Tokenizer, max_len: int, seed: int
+    weight: float,
+    mixture: Mixture,
+    opinion_words: frozenset[str],
+    tokenizer: Tokenizer,
+    max_len: int,
+    seed: int,
+    kinds: tuple[str, ...] = KINDS,
 ) -> Pairing:
-    """A ``Pairing`` over the mixture's whole-text examples of ``PAIRING_SOURCES``."""
+    """A ``Pairing`` over the mixture's whole-text examples of ``PAIRING_SOURCES`` whose slot is one of ``kinds``
+    (e.g. only the slots that name a person or a place: ``identity``, ``name``, ``place``)."""
     names = [mixture.names[source] for source in mixture.sources]
-    slots = [
+    found = [
         find_slot(text.lower(), opinion_words) if text is not None and name in PAIRING_SOURCES else None
         for text, name in zip(mixture.texts, names, strict=True)
     ]
+    slots = [slot if slot is not None and slot.kind in kinds else None for slot in found]
     counts = Counter(slot.kind for slot in slots if slot is not None)
     weights = {kind: sum(counts.values()) / count for kind, count in counts.items()}
     return Pairing(weight, slots, rare_words(tokenizer, opinion_words), tokenizer, max_len, seed, weights)
