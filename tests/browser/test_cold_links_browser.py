@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from app_fixtures import desktop_page
 from conftest import TIMEOUT_MS
 
 from transformer.explorer.views import VIEWS
@@ -27,11 +28,7 @@ def first_output(app, view: str):
 def test_a_cold_link_to_each_tab_opens_it_drawn(browser, url, app, view):
     shown = first_output(app, view)
     assert shown.elem_id, f"{view}: its first output needs an elem_id for this test"
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.set_default_timeout(TIMEOUT_MS)
-    try:
-        page.goto(f"{url}?text={TEXT}&view={view}")
+    with desktop_page(browser, f"{url}?text={TEXT}&view={view}", TIMEOUT_MS) as page:
         page.wait_for_function(SETTLED)
         page.locator(f'#views [data-tab-id="{view}"][aria-selected="true"]').wait_for()
         page.wait_for_function(  # drawn: text in it, and a plotly figure's svg where it is a plot
@@ -45,5 +42,3 @@ def test_a_cold_link_to_each_tab_opens_it_drawn(browser, url, app, view):
         )
         assert FAILED not in page.locator("#views").inner_text()
         assert f"view={view}" in page.url
-    finally:
-        context.close()
