@@ -8,7 +8,10 @@ Both run on loopback in subprocesses (the app on the bundled model); Playwright 
   ``#head`` does not), and, for the floor only, the same through its ``#head-direct``, which skips the queue
   too: the app's head change against that is reported without a target;
 - a cold deep link: a fresh browser context opening ``?text=...&view=knockout&heads_off=L1 H2`` until the knockout
-  view is fully drawn, against the floor's page load to its first plot.
+  view is fully drawn, against the floor's page load to its first plot;
+- a cold link to the Attention tab (issue 54): a fresh context opening ``?text=<25 tokens>&view=attention`` until its
+  heatmap shows the sentence, against a fresh context loading the floor, typing that sentence and pressing Analyze
+  until its heatmap shows it (what a visitor does there to see what the link shows).
 
 Each timed action starts ``SETTLE_S`` after the one before, from a page at rest. Ratios are app ÷ floor of
 the medians from the same run.
@@ -30,7 +33,9 @@ FILLER = "the plot is thin but the cast is great and the music is lovely".split(
 VIEWPORT = {"width": 1280, "height": 900}
 DEEP_LINK = "view=knockout&heads_off=L1 H2"
 SETTLE_S = 0.5  # each timed action starts from a page at rest, the steps that trail the one before (the address) done
-TARGETS = {"click 25": 1.25, "click 256": 1.5, "cold deep link": 1.5, "head redraw": 1.1}
+COLD_ATTENTION = "cold link, Attention"
+TARGETS = {"click 25": 1.1, "click 128": 1.2, "click 256": 1.5, COLD_ATTENTION: 1.2, "cold deep link": 1.5,
+           "head redraw": 1.1}  # issue 54's, where it sets one  # fmt: skip
 OFF_QUEUE = "head, no queue"  # the app's head redraw against the floor's #head-direct
 STEP_SHOWN = "(s) => document.querySelector('#walk-text')?.textContent.trim().startsWith(s)"  # "2. ..."
 STEP_DRAWN = """([step, title]) => document.querySelector('#walk-text')?.textContent.trim().startsWith(step)
@@ -104,7 +109,25 @@ def cold_load(browser, url: str, ready: str, arg=None, headers: dict[str, str] |
     return elapsed
 
 
-def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
+def cold_type_and_draw(browser, url: str, word: str) -> float:
+    """Seconds from opening ``url`` in a fresh context, through typing a 25-token sentence that starts with ``word``
+    and pressing Analyze, to its heatmap showing it."""
+    context = browser.new_context(viewport=VIEWPORT)
+    page = context.new_page()
+    page.set_default_timeout(180_000)
+    time.sleep(SETTLE_S)
+    start = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector("#attention-heatmap svg.main-svg")
+    page.locator("#sentence textarea").fill(sentence(word, 25))
+    page.locator("#analyze").click()
+    page.wait_for_function(SHOWS_FIRST_WORD, arg=f"0 {word}", polling="raf")
+    elapsed = time.perf_counter() - start
+    context.close()
+    return elapsed
+
+
+def run(lengths=(25, 128, 256), rounds: int = 8) -> list[str]:
     from playwright.sync_api import sync_playwright
 
     max_len = json.loads((ROOT / "assets" / "model" / "config.json").read_text())["max_len"]
@@ -144,9 +167,12 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
                         pages[name].bring_to_front()
                         times[OFF_QUEUE] = times["head redraw"]
                         times["cold deep link"] = cold_load(browser, deep, KNOCKOUT_DRAWN)
+                        linked = f"{urls['app']}?text={quote(sentence('fine', 25))}&view=attention"
+                        times[COLD_ATTENTION] = cold_load(browser, linked, SHOWS_FIRST_WORD, "0 fine")
                     else:  # heads 2 and 1 (its first value is 1): the title changes from the 3 or 4 just drawn
                         times[OFF_QUEUE] = head_redraw(pages[name], round_, "#head-direct", ("2", "1"))
                         times["cold deep link"] = cold_load(browser, urls["floor"], SHOWS_FIRST_WORD, "0 the")
+                        times[COLD_ATTENTION] = cold_type_and_draw(browser, urls["floor"], "fine")
                     for what, seconds in times.items():
                         if round_:
                             samples.setdefault((what, name), []).append(seconds)
@@ -179,7 +205,8 @@ def run(lengths=(25, 256), rounds: int = 8) -> list[str]:
     lines.append(
         f"ms; {rounds} interleaved rounds (app, then floor, each round); floor = benchmarks/floor_app.py drawing one "
         f"heatmap of the same size; {OFF_QUEUE}: the app's head redraw against the floor's off the queue; cold deep "
-        f"link: fresh context to the knockout view drawn, floor: to its first plot; app at {ROOT.name}"
+        f"link: fresh context to the knockout view drawn, floor: to its first plot; {COLD_ATTENTION}: a fresh "
+        f"context to the Attention tab's heatmap, floor: load, type, Analyze, heatmap; app at {ROOT.name}"
     )
     return lines
 
