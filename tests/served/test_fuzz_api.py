@@ -16,6 +16,7 @@ os.environ["GRADIO_ANALYTICS_ENABLED"] = "False"
 os.environ["HF_HUB_OFFLINE"] = "1"
 
 import collections
+import inspect
 import json
 
 import gradio as gr
@@ -39,6 +40,8 @@ from fuzz_helpers import (
 from gradio_client.exceptions import AppError
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
+
+from transformer.explorer.page.draws import GivenEvent
 
 CALL_TIMEOUT = 60  # seconds for one call: an input that hangs the server fails the test instead of the run
 KNOWN_ENDPOINTS = {"/predict", "/attention"}
@@ -302,13 +305,20 @@ def page_values(block) -> st.SearchStrategy:
     return for_schema(schema).map(lambda value: value[:most] if isinstance(value, str) else value)
 
 
+def view_drawn(fn) -> str | None:
+    """The view that a quick view's one drawing event (``PageParts.open_or_draw``) draws, else None."""
+    handler = inspect.unwrap(fn.fn) if fn.fn is not None else None
+    return handler.args[0] if isinstance(handler, GivenEvent) else None
+
+
 def test_the_pages_own_events_answer_hostile_values_or_give_a_clear_reason(app, client, url, ui_events):
     """The page's events on hostile texts and numbers (and a hostile address): an answer or a clear reason.
 
     One session per example: the page-load events first, as the page runs them, then a run of the others.
     Whatever a view renders as markup (HTML, Markdown, plot labels) carries no tag from the input.
     """
-    assert {fn.name for fn in ui_events.values()} >= {"show_text", "show_head", "show_encodings", "restore_page"}
+    assert {fn.name for fn in ui_events.values()} >= {"show_text", "open_or_draw", "restore_page"}
+    assert {"attention", "positional-encoding"} <= {view_drawn(fn) for fn in ui_events.values()}
     loading = page_load(ui_events)
     runs = batches(sorted(set(ui_events) - set(loading)))
     address = {
@@ -405,6 +415,7 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
 
 def test_a_single_dimension_instead_of_a_list_is_drawn(app, caller, ui_events):
     """The Dropdown lets a lone choice through where the page sends a list; the view still draws."""
-    index = next(index for index, fn in ui_events.items() if fn.name == "show_encodings")
-    outcome = caller.call(index, [None, 1, None], queued=ui_events[index].queue)
+    index = next(index for index, fn in ui_events.items() if view_drawn(fn) == "positional-encoding")
+    values = [1 if isinstance(block, gr.Dropdown) else None for block in ui_events[index].inputs]  # its dimensions
+    outcome = caller.call(index, values, queued=ui_events[index].queue)
     assert outcome.success, outcome.error
