@@ -216,16 +216,19 @@ def test_colour_controls_show_only_on_the_tabs_of_views_whose_figures_use_them(a
         redraw = next(block for block in app.demo.blocks.values() if block.elem_id == scripts.REDRAW_ID + view_id)
         (redrawn,) = [fn for fn in fns if (redraw._id, "click") in fn.targets]  # its inputs are the drawing's
         assert any(getattr(block, "elem_id", None) == "colour-scale" for block in redrawn.inputs) == declared[view_id]
-        # the tab selected, on the view already current: it draws nothing, and sets the controls' visibility
+        # the tab selected, on the view already current: it sets the controls' visibility; a long view's draws
+        # nothing (a quick view's draws: a control changed while its tab opened comes back as the tab)
         (selected,) = [fn for fn in fns if (tab._id, "select") in fn.targets]
         if not by_tab(selected):  # a long view's: its Cancel button's step, then ``open_view``
             (selected,) = [fn for fn in fns if fn.name == "open_view" and inspect.unwrap(fn.fn).args[0] == view_id]
         values = {block: view_id if block.elem_id == "current-view" else block.value for block in selected.inputs}
         opened = selected.fn(values, gr.EventData(tab, None)) if by_tab(selected) else selected.fn(values)
         assert opened[row]["visible"] == declared[view_id], view_id
-        assert not [
-            block for block, value in opened.items() if value != gr.skip() and block in parts.view_outputs(view_id)
-        ]
+        if not by_tab(selected):
+            drawn = [
+                block for block, value in opened.items() if value != gr.skip() and block in parts.view_outputs(view_id)
+            ]
+            assert not drawn, view_id
     assert {"attributions", "knockout", "patching"} == {
         inspect.unwrap(fn.fn).args[0] for fn in fns if fn.name == "open_view"
     }  # the long views; every other view's tab shares its one drawing event

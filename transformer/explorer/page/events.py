@@ -92,10 +92,20 @@ class PageParts:
         return draw(values) | self.stamped(view)
 
     def open_or_draw(self, view: str, values: dict, event: gr.EventData) -> dict:
-        """A quick ``view``'s one drawing event (``ViewDraws.opened_or_drawn``): where its tab was selected (the
-        ``event``'s target), ``open_view``, else (its redraw button, a control) ``draw_view``; then the stamp."""
+        """A quick ``view``'s one drawing event (``ViewDraws.opened_or_drawn``): ``draw_view``, then the stamp; where
+        its tab was selected (the ``event``'s target), the view is made current too (``make_current``). It draws even
+        on the view already current: Gradio's page reruns an event triggered again while it ran (``always_last``)
+        with its first trigger's target, so a control changed while the tab opened comes back as the tab. A view whose
+        draw starts a computation (its ``computes``) is opened as ``open_view`` opens it: not drawn again, which
+        would start it again."""
         opened = getattr(event.target, "_id", None) == self.tabs[view][0]._id
-        return self.draw_event(view, functools.partial(self.open_view if opened else self.draw_view, view), values)
+        if opened and self.drawings[view].computes:
+            return self.draw_event(view, functools.partial(self.open_view, view), values)
+        return self.draw_event(view, lambda values: self.opened(view, opened) | self.draw_view(view, values), values)
+
+    def opened(self, view: str, opened: bool) -> dict:
+        """``make_current(view)`` where its tab was ``opened``, else nothing."""
+        return self.make_current(view) if opened else {}
 
     def share_link(self, request: gr.Request, *values) -> str:
         """``address.share_link`` on the page's views: the "Copy link" button."""
