@@ -101,11 +101,18 @@ class PageParts:
         opened = getattr(event.target, "_id", None) == self.tabs[view][0]._id
         if opened and self.drawings[view].computes:
             return self.draw_event(view, functools.partial(self.open_view, view), values)
-        return self.draw_event(view, lambda values: self.opened(view, opened) | self.draw_view(view, values), values)
+        drawn = lambda values: self.opened(view, opened, values) | self.draw_view(view, values)  # noqa: E731
+        return self.draw_event(view, drawn, values)
 
-    def opened(self, view: str, opened: bool) -> dict:
-        """``make_current(view)`` where its tab was ``opened``, else nothing."""
-        return self.make_current(view) if opened else {}
+    def opened(self, view: str, opened: bool, values: dict) -> dict:
+        """Where ``view``'s tab was ``opened``: ``make_current(view)``, but on the view already current the current
+        view is left as it is (Gradio selects the first tab as the page mounts, and that answer may come after the
+        page load made another view current); else nothing."""
+        if not opened:
+            return {}
+        if view == values[self.current_view]:
+            return {self.current_view: gr.skip()} | self.show_colour_controls(view)
+        return self.make_current(view)
 
     def share_link(self, request: gr.Request, *values) -> str:
         """``address.share_link`` on the page's views: the "Copy link" button."""
