@@ -17,6 +17,7 @@ Each timed action starts ``SETTLE_S`` after the one before, from a page at rest.
 the medians from the same run.
 """
 
+import argparse
 import json
 import statistics
 import time
@@ -211,5 +212,14 @@ def run(lengths=(25, 128, 256), rounds: int = 8) -> list[str]:
     return lines
 
 
+def main(argv: list[str] | None = None) -> None:
+    """``python -m benchmarks.browser [--rounds 8] [--lengths 25 128 256]`` (``make bench`` runs the defaults)."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=8, help="timed rounds, after one warm-up round")
+    parser.add_argument("--lengths", type=int, nargs="+", default=[25, 128, 256], help="click lengths, in tokens")
+    args = parser.parse_args(argv)
+    print("\n".join(run(tuple(args.lengths), args.rounds)))
+
+
 if __name__ == "__main__":
-    print("\n".join(run()))
+    main()

@@ -105,11 +105,12 @@ class PageParts:
         return self.draw_event(view, drawn, values)
 
     def opened(self, view: str, opened: bool, values: dict) -> dict:
-        """Where ``view``'s tab was ``opened``: ``make_current(view)``, but on the view already current the current
-        view is left as it is (Gradio selects the first tab as the page mounts, and that answer may come after the
-        page load made another view current); else nothing."""
-        if not opened:
-            return {}
+        """Where ``view``'s tab was ``opened``: ``view`` made current (``made_current``); else nothing."""
+        return self.made_current(view, values) if opened else {}
+
+    def made_current(self, view: str, values: dict) -> dict:
+        """``make_current(view)``, but on the view already current the current view is left as it is: Gradio selects
+        the first tab as the page mounts, and that answer may come after the page load made another view current."""
         if view == values[self.current_view]:
             return {self.current_view: gr.skip()} | self.show_colour_controls(view)
         return self.make_current(view)
@@ -243,12 +244,11 @@ class PageParts:
         return [*self.drawings[view].outputs, self.failures[view]]
 
     def open_view(self, view: str, values: dict) -> dict:
-        """A tab was selected: draw it. Gradio also selects the first tab as the page mounts, whenever that
-        request reaches the queue; it names the view already current, so it changes nothing (the load draws).
-        """
-        if view == values[self.current_view]:
-            return {self.current_view: gr.skip()} | self.show_colour_controls(view)
-        return self.make_current(view) | self.draw_view(view, values)
+        """A tab was selected: ``view`` made current and drawn. Gradio also selects the first tab as the page mounts,
+        whenever that request reaches the queue; it names the view already current, so it draws nothing (the load
+        draws)."""
+        already = view == values[self.current_view]
+        return self.made_current(view, values) | ({} if already else self.draw_view(view, values))
 
     def make_current(self, view: str) -> dict:
         """``view`` made the current view with its colour controls, drawing nothing. Also the hidden button's
