@@ -630,40 +630,6 @@ def test_a_reader_that_lets_its_send_buffer_stay_full_is_cut_off_and_one_that_dr
     assert aborted == []
 
 
-def test_an_answer_counts_against_its_client_until_written_and_past_the_cap_new_jobs_wait(monkeypatch):
-    """``guard.Unsent`` writes a big answer a chunk at a time; the bytes not yet written count against the client,
-    and a client over ``MAX_UNSENT_PER_CLIENT`` is told to retry before its job reaches admission."""
-    monkeypatch.setattr(guard, "MAX_UNSENT_PER_CLIENT", guard.ANSWER_CHUNK)
-    keeper, written, reader_waits = guard.Guard(None), [], asyncio.Event()
-
-    async def slow_socket(message):  # the reader takes the first chunk, then stops
-        if written:
-            await reader_waits.wait()
-        written.append(message)
-
-    async def scenario():
-        send = keeper.unsent.counted("10.9.9.9", slow_socket)
-        body = b"x" * (4 * guard.ANSWER_CHUNK + 1)
-        answer = asyncio.create_task(send({"type": "http.response.body", "body": body, "more_body": True}))
-        while not written:
-            await asyncio.sleep(0)
-        assert keeper.unsent.by_client["10.9.9.9"] == len(body) - guard.ANSWER_CHUNK
-        refused = []
-
-        async def record(message):
-            refused.append(message)
-
-        await keeper(post_scope("/gradio_api/queue/join"), chunked_body(10)[0], record)
-        assert refused[0]["status"] == 429 and b"answers still being sent from your address" in refused[1]["body"]
-        reader_waits.set()
-        await answer
-        return body
-
-    body = asyncio.run(scenario())
-    assert [len(m["body"]) for m in written] == [guard.ANSWER_CHUNK] * 4 + [1] and keeper.unsent.total == 0
-    assert b"".join(m["body"] for m in written) == body and all(m["more_body"] for m in written)
-
-
 @pytest.mark.served
 def test_answers_for_an_unknown_session_or_event_are_one_line_not_a_traceback(guarded, capfd):
     with http() as client:

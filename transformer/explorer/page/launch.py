@@ -240,7 +240,7 @@ class ConnectionDeadlines(H11Protocol):
     connection idle after an answer, and a byte sent resets that: one that sends nothing, its headers a byte
     at a time, or whole headers and then a body that never ends, is kept open for ever, and a few hundred such
     connections hold every socket the server may open. One that reads its answer 512 bytes at a time would hold
-    the answer for ever (``guard.Unsent`` writes it in ``guard.ANSWER_CHUNK`` pieces, so the reader must keep
+    the answer for ever (``unsent.AnswerWriter`` writes it in ``unsent.ANSWER_CHUNK`` pieces, so the reader must keep
     taking about 48 KB every ``DRAIN_SECONDS``)."""
 
     def connection_made(self, transport) -> None:

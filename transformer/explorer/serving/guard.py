@@ -19,11 +19,11 @@
   client. The stamp is removed from every other request.
 - **Bodies** over ``MAX_BODY_BYTES`` are refused (413): no input the page sends comes near it.
 - **Answers streams** for a session or event the queue does not know answer 404 in one line (Gradio would
-  log a traceback for each). An answer goes to its socket ``ANSWER_CHUNK`` bytes at a time (``Unsent``): uvicorn
-  waits for a socket to drain before each write, so a slow reader holds its answer here, counted against its
-  client until sent, not in the server's send buffer, unseen. A client with more than ``MAX_UNSENT_PER_CLIENT``
-  bytes unsent, or all together past ``MAX_UNSENT_BYTES``, is told to retry before a new job; a reader that stops
-  draining is cut off (``page.launch.ConnectionDeadlines``).
+  log a traceback for each). Each answer stream is written by its own ``unsent.AnswerWriter``: the route's
+  ``send`` returns at once, so a slow reader holds only the answer's bytes, counted against its client until
+  written (``unsent.Unsent``), not the answer Gradio built them from. A client with more than
+  ``unsent.MAX_UNSENT_PER_CLIENT`` bytes unsent, or all together past ``unsent.MAX_UNSENT_BYTES``, is told to
+  retry before a new job; a reader that stops draining is cut off (``page.launch.ConnectionDeadlines``).
 - **Headers** on every answer: framing only by the page itself and Hugging Face (``FRAME_ANCESTORS``),
   ``nosniff``, and a referrer policy that sends other sites the origin only, never a link's key.
 
@@ -37,12 +37,12 @@ import hmac
 import json
 import re
 import secrets
-from collections import Counter
 from urllib.parse import parse_qs
 
 from starlette.requests import HTTPConnection
 
 from . import admission, clients, fair_queue, gradio_seam
+from .unsent import AnswerWriter, Unsent
 
 RETRY_SECONDS = 2  # the page's heaviest job (Integrated Gradients, 128 steps, 128 tokens) takes about 1 s
 MAX_BODY_BYTES = 512 * 1024  # the largest page request (two 10,000-character texts, JSON-escaped) is ~130 KB
@@ -78,9 +78,6 @@ MCP_SECRET = secrets.token_urlsafe(32)
 ADMISSION = "explorer_admission"  # the app state attribute holding the guard's ``admission.Admission``
 MAX_ANSWER_READ = 4096  # bytes of a join's answer read for its event id ({"event_id": "<32 hex>"})
 ANSWER_STREAM = re.compile(r"queue/data|call/(?:v2/)?[^/]+/[^/]+")  # GET: a session's or an event's answers
-ANSWER_CHUNK = 64 * 1024  # bytes written to a socket at a time: uvicorn's high-water mark for its send buffer
-MAX_UNSENT_PER_CLIENT = 16 * 2**20  # two answers at the endpoints' cap (``payloads``' 8 MB)
-MAX_UNSENT_BYTES = 128 * 2**20  # all clients together
 
 
 def closed_route(method: str, path: str) -> tuple[int, str] | None:
@@ -228,7 +225,13 @@ class Guard:
         send = self.with_headers(send)
         route = scope["path"].split(API, 1)[-1]
         if scope["method"] == "GET" and ANSWER_STREAM.fullmatch(route):
-            send = self.unsent.counted(client, send)
+            writer = AnswerWriter(self.unsent, client, send)
+            try:
+                await self.app(scope, bounded(receive, self.max_body_bytes), writer.send)
+            except BaseException:  # cancelled, or the route failed: what it queued is not written
+                await writer.drop()
+                raise
+            return await writer.finish()
         if not (scope["method"] == "POST" and JOB_ROUTE.fullmatch(route)):
             return await self.app(scope, bounded(receive, self.max_body_bytes), send)
         if source := self.unsent.source_over(client):
@@ -320,47 +323,6 @@ class Guard:
             await send(message)
 
         return send_with_headers
-
-
-class Unsent:
-    """The bytes of answers handed to their stream but not yet written to its socket, by client."""
-
-    def __init__(self):
-        self.by_client: Counter[str] = Counter()
-        self.total = 0
-
-    def add(self, client: str, size: int) -> None:
-        self.by_client[client] += size
-        self.total += size
-        if self.by_client[client] <= 0:
-            del self.by_client[client]
-
-    def source_over(self, client: str) -> str | None:
-        """Whose unsent answers are over their cap (``clients.FROM_YOU`` or ``FROM_EVERYONE``), or None."""
-        if self.by_client.get(client, 0) > MAX_UNSENT_PER_CLIENT:
-            return clients.FROM_YOU
-        return clients.FROM_EVERYONE if self.total > MAX_UNSENT_BYTES else None
-
-    def counted(self, client: str, send):
-        """``send`` that writes an answer's body ``ANSWER_CHUNK`` bytes at a time, counted until each is written."""
-
-        async def send_in_chunks(message):
-            body = message.get("body", b"") if message["type"] == "http.response.body" else b""
-            if len(body) <= ANSWER_CHUNK:
-                return await send(message)
-            left = len(body)
-            self.add(client, left)
-            try:
-                for start in range(0, len(body), ANSWER_CHUNK):
-                    chunk = body[start : start + ANSWER_CHUNK]
-                    more = start + ANSWER_CHUNK < len(body) or message.get("more_body", False)
-                    await send({"type": "http.response.body", "body": chunk, "more_body": more})
-                    left -= len(chunk)
-                    self.add(client, -len(chunk))
-            finally:
-                self.add(client, -left)  # the connection was lost, or the task cancelled
-
-        return send_in_chunks
 
 
 def queued_event(status: int, answer_bytes: bytes) -> str | None:
