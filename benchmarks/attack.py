@@ -538,9 +538,10 @@ def redraw_in_new_session(event: dict, data: list, http: httpx.Client, number: i
 
 
 def attention_drawn(http: httpx.Client, event: dict, data: list, session: str) -> bool:
-    """Whether the redraw in ``session`` draws a figure from its kept analysis (a lost session gets a skip)."""
+    """Whether the redraw in ``session`` draws a figure from its kept analysis (a lost session gets a skip). The
+    figure is found among the outputs: the view's draw event also writes the current view and the address stamp."""
     status, outputs = run_page_event(http, event, data, session)
-    return status == 200 and bool(outputs) and isinstance(outputs[0], dict) and outputs[0].get("type") == "plotly"
+    return status == 200 and any(isinstance(output, dict) and output.get("type") == "plotly" for output in outputs)
 
 
 def sessions_rows(server: Server) -> list[dict]:
