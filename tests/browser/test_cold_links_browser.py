@@ -1,14 +1,16 @@
 """A cold link to each tab (a fresh browser: no session, no cache) opens that tab with its view drawn: the page load
-draws it, and the tab's one drawing event (``ViewDraws.opened_or_drawn``), fired as the page selects the tab, finds it
-current and draws nothing over it (issue 54)."""
+draws it, and the select of the first tab that Gradio sends as the page mounts, with the controls' defaults, draws
+nothing over it (``PageParts.load_mark``)."""
 
 from __future__ import annotations
 
 import inspect
+import json
 
 import pytest
 from app_fixtures import desktop_page
 from conftest import TIMEOUT_MS
+from test_browser import wait_for_heatmap_with
 
 from transformer.explorer.views import VIEWS
 
@@ -42,3 +44,31 @@ def test_a_cold_link_to_each_tab_opens_it_drawn(browser, url, app, view):
         )
         assert FAILED not in page.locator("#views").inner_text()
         assert f"view={view}" in page.url
+
+
+def test_the_first_tabs_select_at_mount_draws_nothing_over_the_links_view(browser, url):
+    """Gradio selects the first tab (Attention) as the page mounts, sending the controls as they are then (layer 1,
+    head 1), while the analysis it would draw from is the session's. Held until the load has drawn the link's layer 2
+    and mean of heads, that select draws nothing over them (CI saw "Layer 1, head 1" win, twice)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    held = []
+
+    def hold(route, request):
+        selected = (json.loads(request.post_data or "{}").get("event_data") or {}).get("value")
+        held.append(route) if selected == "Attention" and not held else route.continue_()
+
+    try:
+        context.route("**/gradio_api/run/predict*", hold)
+        page = context.new_page()
+        page.set_default_timeout(TIMEOUT_MS)
+        page.goto(f"{url}?text={TEXT}&layer=2&head=mean")
+        page.wait_for_function(SETTLED)
+        wait_for_heatmap_with(page, "wonderful", "Layer 2, mean of all heads")
+        assert held, "the page sent no select of the first tab as it mounted"
+        with page.expect_response(lambda response: "run/predict" in response.url) as answered:
+            held[0].continue_()
+        assert "Layer 1, head 1" not in answered.value.text()
+        page.wait_for_timeout(300)  # the answer applied, had it drawn
+        wait_for_heatmap_with(page, "wonderful", "Layer 2, mean of all heads")
+    finally:
+        context.close()

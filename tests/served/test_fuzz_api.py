@@ -415,7 +415,14 @@ def test_the_pages_own_events_survive_values_of_any_type_and_count(app, client, 
 
 def test_a_single_dimension_instead_of_a_list_is_drawn(app, caller, ui_events):
     """The Dropdown lets a lone choice through where the page sends a list; the view still draws."""
+    for loading in page_load(ui_events):  # the session's analysis, which the view is drawn from
+        assert caller.call(loading, [], queued=ui_events[loading].queue).success
     index = next(index for index, fn in ui_events.items() if view_drawn(fn) == "positional-encoding")
-    values = [1 if isinstance(block, gr.Dropdown) else None for block in ui_events[index].inputs]  # its dimensions
-    outcome = caller.call(index, values, queued=ui_events[index].queue)
+    fn = ui_events[index]
+    parts = inspect.unwrap(fn.fn).func.__self__  # events.PageParts, whose open_or_draw this is
+    sent = {parts.load_mark: "loaded"}  # the page load's answer came
+    values = [1 if isinstance(block, gr.Dropdown) else sent.get(block) for block in fn.inputs]  # its dimensions
+    outcome = caller.call(index, values, queued=fn.queue)
     assert outcome.success, outcome.error
+    figure = outcome.data[fn.outputs.index(parts.drawings["positional-encoding"].outputs[0])]
+    assert figure and figure.get("__type__") != "update", figure  # drawn, not left as it was

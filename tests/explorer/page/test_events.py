@@ -61,7 +61,7 @@ def test_a_draw_stamps_the_address_anew_and_a_refused_one_not_at_all(app, result
     stamp = parts.address_stamps["attention"]
     # its one drawing event: its tab, redraw button and controls (the layer, head, weighting)
     (event,) = [fn for fn in app.demo.fns.values() if drawn_view(fn) == "attention" and fn.name == "open_or_draw"]
-    values = {block: block.value for block in event.inputs} | {parts.page.result: result}
+    values = {block: block.value for block in event.inputs} | {parts.page.result: result, parts.load_mark: "loaded"}
     by_control = gr.EventData(app.demo.blocks[event.targets[-1][0]], None)
     first, again = event.fn(values, by_control)[stamp], event.fn(values, by_control)[stamp]
     assert first and again and first != again
@@ -120,7 +120,8 @@ def test_the_one_event_opens_the_view_for_its_tab_and_draws_it_for_its_redraw_bu
     fn, tab = app.demo.fns[index], parts.tabs[view][0]
     redraw = next(block for block in app.demo.blocks.values() if block.elem_id == scripts.REDRAW_ID + view)
     other = "export" if view != "export" else "attention"
-    data = [other if block is parts.current_view else getattr(block, "value", None) for block in fn.inputs]
+    sent = {parts.current_view: other, parts.load_mark: "loaded"}  # the page load's answer came
+    data = [sent.get(block, getattr(block, "value", None)) for block in fn.inputs]
     data = [None if isinstance(block, gr.State) else value for block, value in zip(fn.inputs, data, strict=True)]
     caller = QueueCaller(url)
     try:

@@ -82,6 +82,13 @@ class PageParts:
         the events' hidden buttons."""
         return {drawn: gr.Textbox(visible=False, elem_classes=["address-stamp"]) for drawn in [ANALYZED, *self.tabs]}
 
+    @functools.cached_property
+    def load_mark(self) -> gr.Textbox:
+        """A hidden box that the page load's answer fills (``restore_page``), so it is empty in an event the page sent
+        before that answer came: Gradio's select of the first tab as the page mounts, which carries the controls'
+        defaults while the analysis it would draw from is the session's, the load's (``open_or_draw``)."""
+        return gr.Textbox("", visible=False, elem_classes=["load-mark"])
+
     def stamped(self, drawn: str) -> dict:
         """The address stamp of ``drawn`` (a view's id, or ``ANALYZED``) with a new token, so that the box changes:
         random, as a count would tell each page how many draws the server made."""
@@ -97,7 +104,10 @@ class PageParts:
         on the view already current: Gradio's page reruns an event triggered again while it ran (``always_last``)
         with its first trigger's target, so a control changed while the tab opened comes back as the tab. A view whose
         draw starts a computation (its ``computes``) is opened as ``open_view`` opens it: not drawn again, which
-        would start it again."""
+        would start it again. Sent before the page load's answer came (an empty ``load_mark``), it draws nothing: the
+        load draws the view from the address, and the controls such an event carries are the page's defaults."""
+        if not values[self.load_mark]:
+            return {self.current_view: gr.skip()}  # every output left as it is (Gradio refuses an empty dict)
         opened = getattr(event.target, "_id", None) == self.tabs[view][0]._id
         if opened and self.drawings[view].computes:
             return self.draw_event(view, functools.partial(self.open_view, view), values)
@@ -269,13 +279,15 @@ class PageParts:
 
     @property
     def load_outputs(self) -> list:
-        """What the page load writes: ``restored``, every view's controls and outputs, the colour controls' row."""
+        """What the page load writes: ``restored``, every view's controls and outputs, the colour controls' row, and
+        the ``load_mark``."""
         controls = [self.url_controls[name] for name in self.restored_names]
         outputs = [c for view in self.drawings for c in self.view_outputs(view)]
-        return list(dict.fromkeys([*self.restored, *controls, self.colour_controls, *outputs]))
+        return list(dict.fromkeys([*self.restored, *controls, self.colour_controls, self.load_mark, *outputs]))
 
     def restore_page(self, request: gr.Request) -> dict:
-        """Page load, one step: the text, the view and its controls from the address; the analysis; the view drawn.
+        """Page load, one step: the text, the view and its controls from the address; the analysis; the view drawn;
+        the ``load_mark`` filled.
 
         It reads nothing from the page: a page that has just opened holds the defaults, and a deep-linked one
         could hold anything (Gradio's rejection of a value would echo it in a toast that renders HTML). A text
@@ -305,7 +317,7 @@ class PageParts:
                 values = drawn_over(values, self.draw_view(view, {c: values.get(c, c.value) for c in drawing.inputs}))
             except gr.Error as error:
                 gr.Warning(error.message, title=error.title)
-        return values | self.show_colour_controls(view)
+        return values | self.show_colour_controls(view) | {self.load_mark: "loaded"}
 
 
 def write_address(parts: PageParts) -> dict:
@@ -376,14 +388,15 @@ def view_events(parts: PageParts) -> None:
 def own_draws(parts: PageParts, view: str, draws: ViewDraws, events: dict) -> None:
     """``view``'s draw as its tab is selected (``open_view``), and by its hidden redraw button (``page.js``'s
     ``redrawView``) and its controls' triggers (``draw_view``, one event named after the view's handler where it has
-    controls). A quick view's are one event (``ViewDraws.opened_or_drawn``); a long one's are two, as ``draws.draw``
-    wires them, each showing the Cancel button its own way (``show_cancel_on_open``, ``show_cancel``)."""
+    controls). A quick view's are one event (``ViewDraws.opened_or_drawn``), which reads the ``load_mark`` too; a
+    long one's are two, as ``draws.draw`` wires them, each showing the Cancel button its own way
+    (``show_cancel_on_open``, ``show_cancel``)."""
     tab, drawing = parts.tabs[view]
     redraw_button = gr.Button(visible="hidden", elem_id=scripts.REDRAW_ID + view)
     triggers, inputs, outputs = [redraw_button.click, *drawing.triggers], set(drawing.inputs), parts.view_outputs(view)
     opened = {"inputs": {parts.current_view, *inputs}, "outputs": [parts.current_view, parts.colour_controls, *outputs]}
     if drawing.starts is None:
-        draws.opened_or_drawn(tab, triggers, opened["inputs"], opened["outputs"], events)
+        draws.opened_or_drawn(tab, triggers, {parts.load_mark, *opened["inputs"]}, opened["outputs"], events)
         return
     on_open = named(parts.show_cancel_on_open, view)
     draws.draw(tab.select, named(parts.open_view, view), opened["inputs"], opened["outputs"], events, on_open)

@@ -167,7 +167,7 @@
     }
 
     // The page load's last step: the address is read, so from now on views write it; its view's tab is selected (the
-    // page opens on the first tab), whose select event then finds that view current and draws nothing.
+    // page opens on the first tab), whose select event then finds that view current: a long view is not drawn again.
     function openAddressView(values) {
         const names = paramsOf(null);
         explorer.addressRead = true;
