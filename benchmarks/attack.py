@@ -59,6 +59,7 @@ REFUSED = (429, 503)
 REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
 TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; scripts.REDRAW_ID + "attention"
 RESTORED_ELEM = "restored-text"  # the hidden box the page load writes a link's text to
+LOAD_MARK_ELEM = "load-mark"  # filled by the page load's answer; a view's draw sent with it empty draws nothing
 EXPORT_ELEMS = ("export-json", "export-csv")  # the Export tab's buttons: each builds its file when clicked
 LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
 STOP = threading.Event()  # set on Ctrl-C or an error: every loop in this process ends
@@ -164,9 +165,10 @@ def elem_ids(config: dict) -> dict[int, str | None]:
 
 
 def event_inputs(config: dict, event: dict, by_elem_id: dict | None = None) -> list:
-    """The page's values for ``event``'s inputs: each component's default, or ``by_elem_id``'s (a state: None)."""
+    """The page's values for ``event``'s inputs once its load has answered: each component's default, or
+    ``by_elem_id``'s (a state: None)."""
     components = {c["id"]: c for c in config["components"]}
-    by_elem_id = by_elem_id or {}
+    by_elem_id = {LOAD_MARK_ELEM: "loaded"} | (by_elem_id or {})
     values = []
     for component_id in event["inputs"]:
         props = components[component_id].get("props", {})

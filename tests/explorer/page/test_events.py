@@ -7,6 +7,7 @@ import functools
 import inspect
 
 import gradio as gr
+import plotly.graph_objects as go
 import pytest
 from fuzz_helpers import QueueCaller
 
@@ -71,6 +72,20 @@ def test_a_draw_stamps_the_address_anew_and_a_refused_one_not_at_all(app, result
 
     with pytest.raises(gr.Error):
         parts.draw_event("attention", refused, values)
+
+
+def test_a_quick_views_event_sent_before_the_page_loads_answer_draws_nothing(app, result):
+    """Gradio selects the first tab as the page mounts, with the controls' defaults, and the session may already
+    hold the load's analysis when that select is processed: sent with an empty load mark, it leaves every output as
+    it is; the same event sent after the load's answer draws the view."""
+    parts = app_parts(app)
+    (event,) = [fn for fn in app.demo.fns.values() if drawn_view(fn) == "attention" and fn.name == "open_or_draw"]
+    values = {block: block.value for block in event.inputs} | {parts.page.result: result}
+    by_tab = gr.EventData(parts.tabs["attention"][0], None)
+    early = event.fn(values | {parts.load_mark: ""}, by_tab)
+    assert all(value == gr.skip() for value in early.values()), early
+    loaded = event.fn(values | {parts.load_mark: "loaded"}, by_tab)
+    assert isinstance(loaded[parts.drawings["attention"].outputs[0]], go.Figure)
 
 
 def test_a_long_job_that_fails_hides_its_cancel_button_and_writes_no_address(app):

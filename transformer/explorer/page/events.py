@@ -87,7 +87,7 @@ class PageParts:
         """A hidden box that the page load's answer fills (``restore_page``), so it is empty in an event the page sent
         before that answer came: Gradio's select of the first tab as the page mounts, which carries the controls'
         defaults while the analysis it would draw from is the session's, the load's (``open_or_draw``)."""
-        return gr.Textbox("", visible=False, elem_classes=["load-mark"])
+        return gr.Textbox("", visible=False, elem_id="load-mark")
 
     def stamped(self, drawn: str) -> dict:
         """The address stamp of ``drawn`` (a view's id, or ``ANALYZED``) with a new token, so that the box changes:
