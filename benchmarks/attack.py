@@ -59,6 +59,7 @@ REFUSED = (429, 503)
 REFUSED_PAUSE = 0.25  # an attacker slot waits this long after a refusal before it submits again
 TEXT_ELEM, REDRAW_ELEM = "sentence", "redraw-attention"  # elem_ids: the text box; scripts.REDRAW_ID + "attention"
 RESTORED_ELEM = "restored-text"  # the hidden box the page load writes a link's text to
+MODEL_JOB_THREAD = "model job"  # launch.job_thread_name(launch.MODEL_WORK): a thread running a model job
 LOAD_MARK_ELEM = "load-mark"  # filled by the page load's answer; a view's draw sent with it empty draws nothing
 EXPORT_ELEMS = ("export-json", "export-csv")  # the Export tab's buttons: each builds its file when clicked
 LINK_DIR = "attention-explorer-links"  # link_store.LINK_DIR, under the server's TMPDIR
@@ -933,9 +934,20 @@ def runnable_threads(pid: int) -> int:
     return count
 
 
+def job_threads(pid: int, name: str) -> int:
+    """How many of the process's threads are named ``name`` now: running a job of a lane (``launch.job_thread_name``:
+    named once the job holds its lane's slot, until its thread returns, a cancelled job's too)."""
+    count = 0
+    for comm in Path(f"/proc/{pid}/task").glob("*/comm"):
+        with contextlib.suppress(OSError):
+            count += comm.read_text().rstrip("\n") == name
+    return count
+
+
 def busy_threads(pid: int):
-    """While inside: the server's runnable threads sampled every ``RSS_EVERY`` s; yields the list of samples."""
-    return sampled(lambda: runnable_threads(pid))
+    """While inside: the server's runnable threads and its threads running a model job, sampled every ``RSS_EVERY``
+    s; yields the list of samples, each a pair."""
+    return sampled(lambda: (runnable_threads(pid), job_threads(pid, MODEL_JOB_THREAD)))
 
 
 def cancel_once(http: httpx.Client, fn_index: int) -> str:
@@ -969,11 +981,12 @@ def cancel_rows(server: Server) -> list[dict]:
         latencies, failures = victim_predicts(server.url, deadline)
         outcomes = attack.result()
     p95 = p95_ms(latencies) / 1000 if latencies else float("inf")
-    workers = len(os.sched_getaffinity(0)) + 1  # the model lane's workers (one per core) and the light lane's one
-    most = max(busy, default=0)
+    workers = len(os.sched_getaffinity(0))  # the model lane's workers, one per core (launch.model_workers)
+    runnable, jobs = max((r for r, _ in busy), default=0), max((j for _, j in busy), default=0)
     return [
-        row("cancel", "runnable server threads (max of samples)", f"{most}; attacker {dict(outcomes)}",
-            f"≤ {workers + 1} (workers and the event loop)", most <= workers + 1, outcomes=outcomes),
+        row("cancel", "threads running a model job at once (max of samples)", f"{jobs}; attacker {dict(outcomes)}",
+            f"1 to {workers} (the model lane's workers; 0: none seen)", 1 <= jobs <= workers, outcomes=outcomes),
+        row("cancel", "runnable server threads (max of samples)", f"{runnable} (Gradio's own included)", "", None),
         row("cancel", "peak RSS", f"{peak['mb']:.0f} MB", "≤ 1.5 GB", peak["mb"] <= 1536),
         row("cancel", "victim /predict p95", f"{p95:.2f} s ({len(latencies)} completed, failures {dict(failures)})",
             "≤ 1 s", p95 <= 1),

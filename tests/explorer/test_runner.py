@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import gradio as gr
@@ -112,6 +113,30 @@ def test_no_more_jobs_run_at_once_than_their_lane_has_slots():
     for thread in threads:
         thread.join(30)
     assert most == [2] and not any(runner.running(f"slot-{i}") for i in range(3))
+
+
+@pytest.mark.skipif(not Path("/proc/thread-self/comm").exists(), reason="Linux shows a thread's name there")
+def test_a_jobs_thread_is_named_only_while_it_holds_a_slot():
+    """What ``make attack`` counts as the jobs at once: a thread waiting for its slot keeps its own name."""
+    slots, names, release = threading.BoundedSemaphore(1), {}, threading.Event()
+
+    def work(key):
+        names[key] = Path("/proc/thread-self/comm").read_text().strip()
+        release.wait(30)
+
+    job = runner.one_job(work, slots, "model job")
+    first = on_thread("named-first", job, "first")
+    deadline = time.monotonic() + 30
+    while "first" not in names and time.monotonic() < deadline:
+        time.sleep(0.01)
+    waiting = on_thread("named-second", job, "second")
+    time.sleep(0.2)  # it has reached the slot, held by the first
+    shown = [Path(f"/proc/self/task/{t.native_id}/comm").read_text().strip() for t in (first, waiting)]
+    assert names == {"first": "model job"} and shown[0] == "model job" and shown[1] != "model job"
+    release.set()
+    for thread in (first, waiting):
+        thread.join(30)
+    assert names["second"] == "model job"
 
 
 FIRST = "tests/explorer/test_runner.py::" + (

@@ -27,7 +27,7 @@ from ..checkpoints import list_checkpoints
 from ..explain import heap
 from ..interface import Classifier
 from ..loading import DEFAULT_MODEL_DIR, LoadedModel, ModelLoadError, default_device, load_model
-from . import analysis
+from . import analysis, thread_names
 from .analysis import Analysis, InputError
 from .jsonable import to_jsonable
 from .serving import gradio_seam
@@ -152,16 +152,17 @@ def running(event_id: str) -> bool:
     return event_id in _stops
 
 
-def one_job(fn, slots: threading.Semaphore):
+def one_job(fn, slots: threading.Semaphore, thread_name: str = "job"):
     """``fn``, the function of a queued Gradio event, as one job: ``stoppable`` from its first line, and holding
-    one of ``slots`` (its lane's workers) until its thread returns. Gradio frees a cancelled event's worker while
-    the thread runs on, so without the slot the next jobs would run beside it; a cancelled job is one line for
-    its sender. Its signature and type hints are ``fn``'s, which Gradio reads (``gr.Request``, ``gr.Progress``)."""
+    one of ``slots`` (its lane's workers) until its thread returns, that thread named ``thread_name`` meanwhile
+    (``thread_names``). Gradio frees a cancelled event's worker while the thread runs on, so without the slot the
+    next jobs would run beside it; a cancelled job is one line for its sender. Its signature and type hints are
+    ``fn``'s, which Gradio reads (``gr.Request``, ``gr.Progress``)."""
 
     @functools.wraps(fn)
     def job(*args, **kwargs):
         try:
-            with stoppable(), slots:
+            with stoppable(), slots, thread_names.thread_named(thread_name):
                 check_stop()  # cancelled while it waited for a slot
                 return fn(*args, **kwargs)
         except JobCancelled as error:

@@ -67,6 +67,11 @@ def model_workers() -> int:
     return batching.usable_cores()
 
 
+def job_thread_name(lane: str) -> str:
+    """The name the system shows for a thread while it runs a job of ``lane`` (``runner.one_job``)."""
+    return f"{lane} job"
+
+
 def lane(fn) -> tuple[str, int]:
     """The concurrency group of Gradio's queued event ``fn`` and its number of workers: ``LIGHT_WORK`` for a
     named endpoint that costs one forward pass (``admission.call_cost``), ``MODEL_WORK`` for the rest."""
@@ -86,7 +91,7 @@ def configure_events(demo) -> None:
             fn.concurrency_id, fn.concurrency_limit = lane(fn)
             if fn.fn is not None:
                 lane_slots = slots.setdefault(fn.concurrency_id, threading.BoundedSemaphore(fn.concurrency_limit))
-                fn.fn = runner.one_job(fn.fn, lane_slots)
+                fn.fn = runner.one_job(fn.fn, lane_slots, job_thread_name(fn.concurrency_id))
     demo.queue(default_concurrency_limit=workers, max_size=QUEUE_SIZE, api_open=False)
     fair_queue.make_fair(gradio_seam.queue_of(demo))
     quiet_input_errors(demo)
