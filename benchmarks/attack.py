@@ -597,9 +597,8 @@ def link_opens(http: httpx.Client, config: dict, server: Server, key: str, text:
     outcome, outputs = join_page_event(http, load, [], new_session(), params={"link": key})
     text_at = [elem_ids(config)[i] for i in load["outputs"]].index(RESTORED_ELEM)
     restored = outcome == "complete" and shown_value(outputs[text_at]) == text
-    said = (
-        f"stored: {'yes' if stored else 'no'}, GET /?link= {page}, page load restores it: {'yes' if restored else 'no'}"
-    )
+    loaded = "yes" if restored else f"no (the load: {outcome})"
+    said = f"stored: {'yes' if stored else 'no'}, GET /?link= {page}, page load restores it: {loaded}"
     return stored and page == 200 and restored, said
 
 
