@@ -5,22 +5,24 @@ passes on threads of its own) and gives back to the system only what is freed at
 activations, freed among blocks still in use, would stay resident: the process would sit at its peak after the job,
 and the next job's passes, of other sizes, would come on top. So ``batching.in_parallel`` hands them back after each
 pass (each of its threads keeps an arena of its own), the explorer's ``runner.run_view`` after every view job, and
-its sessions sweep after sessions go.
+its sessions sweep after sessions go. ``libc_function`` finds a function of the C library (``malloc_trim`` here,
+``prctl`` for ``explorer.thread_names``).
 """
 
 import ctypes
 import ctypes.util
 
 
-def _libc_malloc_trim():
-    """glibc's ``malloc_trim``, or None where the C library is not glibc (macOS, musl)."""
+def libc_function(name: str):
+    """The C library's function ``name``, or None where that library has none (``malloc_trim`` is glibc's alone:
+    not on macOS or musl)."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
 
-MALLOC_TRIM = _libc_malloc_trim()
+MALLOC_TRIM = libc_function("malloc_trim")
 
 
 def return_freed_memory() -> bool:

@@ -11,21 +11,14 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import ctypes.util
+
+from ..explain.heap import libc_function
 
 PR_SET_NAME, PR_GET_NAME = 15, 16  # linux/prctl.h
 NAME_BYTES = 16  # the kernel keeps 15 bytes and a NUL
 
 
-def _libc_prctl():
-    """The C library's ``prctl``, or None where there is none."""
-    try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").prctl
-    except (OSError, AttributeError):
-        return None
-
-
-PRCTL = _libc_prctl()
+PRCTL = libc_function("prctl")
 
 
 @contextlib.contextmanager
