@@ -32,23 +32,20 @@ def drawn_view(fn) -> str | None:
 
 def test_a_listener_per_view_writes_the_address_after_its_draws(app):
     """Each view's stamp has one step that writes the address after its draws, reading only that view's parameters
-    (every parameter made each draw slower); the analysis's reads every one. The only other writer is the colour
-    controls' (no draw of their own). Each view's events name its own stamp, the analysis its own, nothing else any."""
+    (every parameter made each draw slower); the analysis's, the page's own (it changes no view's controls). The
+    only other writer is the colour controls' (no draw of their own). Each view's events name its own stamp, the
+    analysis its own, nothing else any."""
     parts, fns = app_parts(app), list(app.demo.fns.values())
     writers = [fn for fn in fns if fn.fn is None and fn.js and any(f"explorer.{w}(" in fn.js for w in ADDRESS_WRITERS)]
     assert len(writers) == len(parts.drawings) + 2, [fn.js for fn in writers]
     registry = parts.registry
     for drawn, stamp in parts.address_stamps.items():
         (listener,) = [fn for fn in writers if fn.targets == [(stamp._id, "change")]]
-        names = registry.url_params if drawn == events.ANALYZED else GLOBAL_PARAMS + registry.view_params.get(drawn, [])
+        names = GLOBAL_PARAMS + ([] if drawn == events.ANALYZED else registry.view_params.get(drawn, []))
         assert listener.inputs == [stamp, *(parts.url_controls[name] for name in names)] and not listener.outputs
         # page.js reads the names from its configuration (``paramsOf``), in this order
         config = address.script_config(registry)
-        own = (
-            config["urlParams"]
-            if drawn == events.ANALYZED
-            else config["globalParams"] + config["viewParams"].get(drawn, [])
-        )
+        own = config["globalParams"] + ([] if drawn == events.ANALYZED else config["viewParams"].get(drawn, []))
         assert own == names
         assert listener.js == scripts.call("writeDrawnAddress", None if drawn == events.ANALYZED else drawn)
         naming = {drawn_view(fn) or fn.name for fn in fns if stamp in fn.outputs}

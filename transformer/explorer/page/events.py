@@ -344,12 +344,13 @@ def analyze(parts: PageParts) -> None:
 def address_after_draws(parts: PageParts) -> None:
     """The address written after each draw that answers, by a js-only listener on its view's address stamp
     (``page.js`` ``writeDrawnAddress``, with no request to the server) that reads that view's parameters: Gradio's page
-    reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. After an
-    analysis (every parameter), an explanation tab on screen is redrawn (or a main view with controls that the
-    analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
+    reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. The analysis
+    reads the page's own parameters only: it changes no view's controls, so the view on screen keeps the parameters
+    its own draws wrote. After an analysis, an explanation tab on screen is redrawn (or a main view with controls that
+    the analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
     for drawn, stamp in parts.address_stamps.items():
         analyzed = drawn == ANALYZED
-        names = parts.registry.url_params if analyzed else GLOBAL_PARAMS + parts.registry.view_params.get(drawn, [])
+        names = GLOBAL_PARAMS + ([] if analyzed else parts.registry.view_params.get(drawn, []))
         js = scripts.call("writeDrawnAddress", None if analyzed else drawn)  # its names: page.js ``paramsOf``
         stamp.change(None, [stamp, *(parts.url_controls[name] for name in names)], None, js=js, **PRIVATE)
 

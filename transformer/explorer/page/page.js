@@ -156,9 +156,12 @@
 
     // A view's address stamp changed: one of view `drawn`'s events drew it, or (`drawn` null) the analysis drew the
     // main view, after which the explanation tab on screen is redrawn (events.py's `address_after_draws`). `values`
-    // are the stamp, then each of `paramsOf(drawn)`'s controls.
+    // are the stamp, then each of `paramsOf(drawn)`'s controls; the analysis sends the page's own parameters only
+    // (it changes no view's controls), so the view on screen keeps those its draws wrote.
     function writeDrawnAddress([stamp, ...values], drawn) {
-        if (stamp) writeAddressOf(values, paramsOf(drawn), drawn === null ? explorerConfig.explanations : []);
+        if (!stamp) return;
+        if (drawn === null) writeAddressOf(values, explorerConfig.globalParams, explorerConfig.explanations);
+        else writeAddressOf(values, paramsOf(drawn), []);
     }
 
     // Redraws `view` by pressing its hidden button, whose event (the page's) draws it and then writes the address.
