@@ -1,6 +1,7 @@
 """The Walkthrough's and the faithfulness figures in Chromium, in the light, dark and phone layouts: each is drawn,
 its text reads on what is behind it (dark labels on the light page, light ones on the dark page, which shows no
-white figure), and on a phone the page never scrolls sideways."""
+white figure), and on a phone the page never scrolls sideways. Numbers printed in a heatmap's cells are sized for
+their cells (``phone.js`` ``fitText``)."""
 
 import pytest
 from test_browser import brightness
@@ -47,3 +48,33 @@ def test_the_figure_draws_and_reads_in_the_light_dark_and_phone_layouts(browser,
         assert page.evaluate("() => document.documentElement.scrollWidth") <= width + 1  # nothing scrolls sideways
     finally:
         context.close()
+
+
+CELL_FONTS = """() => ['#rollout-shares', '#attention-heatmap'].map((id) => {
+    const trace = document.querySelector(id + ' .js-plotly-plot')?.data?.[0];
+    return trace ? {numbers: !!trace.texttemplate, size: trace.textfont?.size ?? null} : null;
+})"""
+
+
+def cell_fonts(browser, url: str, width: int) -> list:
+    """[the rollout strip's, the attention map's] first trace: whether it prints numbers, and their font size."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(60_000)
+    try:
+        page.goto(f"{url}?text={SENTENCE}&view=rollout")
+        page.locator("#rollout-shares .main-svg").first.wait_for()
+        page.locator('#views [data-tab-id="attention"]').first.click()
+        page.locator("#attention-heatmap .main-svg").first.wait_for()
+        return page.evaluate(CELL_FONTS)
+    finally:
+        context.close()
+
+
+def test_numbers_in_cells_are_sized_for_their_cells_and_other_maps_left_alone(browser, url):
+    """``phone.js`` ``fitText`` sizes a heatmap's coloured cell numbers from the cell's width, 6 to 12 px: smaller
+    on a phone's narrow cells than on the desktop's; a heatmap without numbers is left as plotly sizes it."""
+    (desktop, desktop_map), (phone, phone_map) = (cell_fonts(browser, url, width) for width in (1280, 390))
+    assert desktop["numbers"] and phone["numbers"]
+    assert 6 <= phone["size"] < desktop["size"] <= 12, (phone, desktop)
+    assert desktop_map == phone_map == {"numbers": False, "size": None}

@@ -65,11 +65,14 @@
     return rows * LEGEND_ROW_PX;
   };
   // Numbers in cells (``figures.cell_text``) are wrapped in a coloured span, which plotly's automatic text size
-  // would count as characters: size them here from the cell's width instead, at most plotly's 12 px.
+  // would count as characters: size them here from the cell's width instead, at most plotly's 12 px. The width is
+  // read only for such a trace: reading it lays the page out, before plotly's own draw does.
   const fitText = (gd, data, layout) => {
-    const margin = layout.margin || {}, width = gd?.clientWidth || window.innerWidth;
+    const margin = layout.margin || {};
+    let width;
     data.forEach((trace) => {
       if (trace.type !== "heatmap" || !trace.texttemplate || trace.textfont?.size) return;
+      width ??= gd?.clientWidth || window.innerWidth;
       const cell = (width - (margin.l ?? 80) - (margin.r ?? 80) - 90) / Math.max((trace.x || []).length, 1);
       trace.textfont = {...trace.textfont, size: Math.max(6, Math.min(12, Math.floor(cell / 4)))};
     });
