@@ -323,12 +323,25 @@ async def lifespan(app):
 GZIP_MIN_BYTES, GZIP_LEVEL = 1024, 6  # level 6: about level 9's size at a fraction of its CPU
 
 
+class PageCompression(GZipMiddleware):
+    """Gzip for the answers that Gradio's own compression (its Brotli middleware, which reads a file's extension)
+    leaves plain: the page's first HTML and its configuration, hundreds of KB read before the first click, most of it
+    the tabs' settings. A file's path (Gradio's scripts; plotly's is 4.6 MB) is left to Gradio's, which sends brotli
+    where the browser takes it: plotly's in 1.28 MB and a median 216 ms a fetch, where gzip level 6 took 1.37 MB and
+    337 ms (benchmarks/README), a cost each fresh visitor puts on the server."""
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and "." in scope["path"].rsplit("/", 1)[-1]:
+            await self.app(scope, receive, send)
+        else:
+            await super().__call__(scope, receive, send)
+
+
 def compressed() -> Middleware:
-    """Answers gzip-compressed for a browser that asks: the page's first HTML and its configuration (hundreds of KB,
-    read before the first click, most of it the tabs' settings) and Gradio's scripts shrink several times over a
-    slow connection. Streams of events are sent as they are (Starlette leaves ``text/event-stream`` alone), so a job's
-    progress and answer are not held back to fill a compressed block."""
-    return Middleware(GZipMiddleware, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
+    """``PageCompression``: the page's own answers gzip-compressed for a browser that asks. Streams of events are sent
+    as they are (Starlette leaves ``text/event-stream`` alone), so a job's progress and answer are not held back to
+    fill a compressed block."""
+    return Middleware(PageCompression, minimum_size=GZIP_MIN_BYTES, compresslevel=GZIP_LEVEL)
 
 
 def launch_settings(registry: Registry) -> dict:
