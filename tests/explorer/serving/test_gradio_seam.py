@@ -10,6 +10,7 @@ import gradio as gr
 import httpx
 import pytest
 from app_fixtures import serving
+from gradio import route_utils
 from gradio.data_classes import CancelBody
 from gradio.queueing import Event, Queue
 
@@ -111,6 +112,12 @@ def test_seam_gradio_s_own_readers_keep_their_shape():
     assert about.startswith("Say it") and parameters["text"] == "what to say."
     assert isinstance(gradio_seam.upload_folder(), str)
     assert {"session_hash", "fn_index", "event_id"} <= set(gradio_seam.CancelBody.model_fields)
+
+
+def test_seam_gradio_s_page_files_are_the_folder_its_assets_route_serves():
+    folder = gradio_seam.frontend_assets()
+    assert str(folder) == route_utils.BUILD_PATH_LIB  # what ``GET /assets/<name>`` joins the name to
+    assert list(folder.glob("index-*.js")) and list(folder.glob("PlotlyPlot-*.js"))
 
 
 def test_seam_push_is_the_queues_coroutine_that_takes_each_job():

@@ -51,6 +51,7 @@ from ..drawing import theme
 from ..inputs import InputError, check_unicode
 from ..registry import Registry
 from ..serving import admission, clients, fair_queue, gradio_seam, guard, sessions
+from ..serving.static_files import StaticFiles
 from . import address, scripts
 
 MAX_FILE_SIZE = "1kb"
@@ -354,6 +355,6 @@ def launch_settings(registry: Registry) -> dict:
         "state_session_capacity": sessions.SESSION_CAPACITY,
         "app_kwargs": {
             "lifespan": lifespan,
-            "middleware": [compressed(), Middleware(guard.Guard, busy=runner.running)],
+            "middleware": [compressed(), Middleware(guard.Guard, busy=runner.running), Middleware(StaticFiles)],
         },
     }

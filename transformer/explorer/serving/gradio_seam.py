@@ -62,13 +62,18 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   the API page's descriptions are parsed as ``gr.api`` parses them for MCP; exports go where Gradio serves files
   from; the cancel route takes Gradio's own body.
 
+- **Gradio's page files** (``frontend_assets``: the folder ``GET /assets/<name>`` serves, ``templates/frontend/assets``
+  in the package). ``static_files`` sends its scripts and styles compressed once; Gradio compresses each fetch anew.
+
 ``sessions.LeanSession`` and ``LeanSessions`` subclass ``SessionState`` and ``StateHolder`` and override methods the
 contract test names.
 """
 
 from __future__ import annotations
 
+import importlib.resources
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from gradio.context import LocalContext
@@ -273,6 +278,12 @@ def type_hints_gradio_reads(fn: Callable) -> dict:
 def docstring_parts(fn: Callable) -> tuple[str, dict, list]:
     """``fn``'s docstring parsed as ``gr.api`` parses it: (description, {parameter: description}, returns)."""
     return get_function_description(fn)
+
+
+def frontend_assets() -> Path:
+    """The folder of Gradio's page files (its scripts and styles, named by their content's hash), which Gradio serves
+    at ``/assets/<name>``."""
+    return Path(str(importlib.resources.files("gradio").joinpath("templates/frontend/assets")))
 
 
 def upload_folder() -> str:
