@@ -14,7 +14,7 @@ import statistics
 import time
 from pathlib import Path
 
-from .browser import FIRST_WORDS, SHOWS_FIRST_WORD, VIEWPORT, sentence
+from .browser import FIRST_WORDS, VIEWPORT, click_to_heatmap
 from .chromium import launch_chromium
 from .load import ROOT, free_port, start_server
 
@@ -23,12 +23,10 @@ SEEN = "first word seen"
 
 
 def timeline(page, tokens: int, word: str) -> dict[str, float]:
-    """{mark: milliseconds after the click} for one Analyze of a ``tokens``-word sentence that starts with ``word``."""
-    page.locator("#sentence textarea").fill(sentence(word, tokens))
-    time.sleep(0.5)
+    """{mark: milliseconds after the click} for one Analyze of a ``tokens``-word sentence that starts with ``word``,
+    clicked and waited for as ``benchmarks.browser`` times it (``click_to_heatmap``)."""
     page.evaluate("() => { window.__timeline = []; }")
-    page.locator("#analyze").click()
-    page.wait_for_function(SHOWS_FIRST_WORD, arg=f"0 {word}", polling="raf")
+    click_to_heatmap(page, tokens, word)
     page.evaluate(f"() => window.__timeline.push(['{SEEN}', performance.now()])")
     time.sleep(0.3)  # marks that trail the draw (the address)
     marks = page.evaluate("() => window.__timeline")
