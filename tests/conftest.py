@@ -77,7 +77,7 @@ TOY_DOMAINS = ["books", "dvd", "electronics", "kitchen"]
 # Every training source, in the order the mixture reads them: the files, then what is made from them.
 SOURCES = ["sst2", "yelp", "pros_cons", "tweets", "imdb", "multi_domain", "lexicon", "cad", "neutral",
            "negation", "expectation", "contrast", "negated_praise", "composed", "identity", "neutral_people",
-           "nuisance", "verbs"]  # fmt: skip
+           "nuisance", "verbs", "negation_pairs"]  # fmt: skip
 TOY_IMDB_DEV_ROWS = 8  # the first 8 toy IMDB reviews are held out (--imdb-dev-rows)
 
 

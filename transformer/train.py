@@ -72,7 +72,7 @@ from .training.scoring import composition_scores, neutral_scores, positive_proba
 DEFAULT_WEIGHTS = [
     "sst2=1", "yelp=1", "pros_cons=1", "tweets=1", "imdb=0.5", "multi_domain=1", "lexicon=1",
     "cad=3", "negation=2", "expectation=1", "contrast=0.5", "negated_praise=2", "composed=0.3", "identity=1",
-    "neutral=0.5", "neutral_people=2", "nuisance=1", "verbs=1",
+    "neutral=0.5", "neutral_people=2", "nuisance=1", "verbs=1", "negation_pairs=0",
 ]  # fmt: skip
 QUICK = {  # --quick: a tiny model on the first rows of every file, in seconds
     "max_rows": 64, "imdb_dev_rows": 16, "vocab_size": 400, "d_model": 32, "num_heads": 2, "num_layers": 1,
@@ -160,12 +160,13 @@ def build_parser() -> argparse.ArgumentParser:
     training.add_argument("--teacher-epochs", type=int, default=1, help="epochs of each teacher")
     training.add_argument("--distill-weight", type=float, default=0.5, help="weight of the teachers' soft labels")
     training.add_argument(
-        "--cad-pair-weight", type=float, default=0.0,
-        help="weight of a hinge between each CAD review and its edit, read side by side (0 = off)",
+        "--pair-weight", type=float, default=0.0,
+        help="weight of a hinge between the two sides of each pair of opposite labels drawn, read side by side: a "
+        "CAD review and its edit, a clause and its negation (source negation_pairs) (0 = off)",
     )  # fmt: skip
     training.add_argument(
-        "--cad-pair-margin", type=float, default=2.0,
-        help="logits by which the positive side of a CAD pair must outscore its negative twin",
+        "--pair-margin", type=float, default=2.0,
+        help="logits by which the positive side of a pair must outscore its negative twin",
     )  # fmt: skip
 
     training.add_argument(
@@ -198,8 +199,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         parser.error(str(error))
     if args.embedding_lr_scale <= 0:
         parser.error(f"--embedding-lr-scale must be positive, not {args.embedding_lr_scale}")
-    if min(args.cad_pair_weight, args.cad_pair_margin, args.pairing_weight, args.keep_steps) < 0:
-        parser.error("--cad-pair-weight, --cad-pair-margin, --pairing-weight and --keep-steps must be 0 or more")
+    if min(args.pair_weight, args.pair_margin, args.pairing_weight, args.keep_steps) < 0:
+        parser.error("--pair-weight, --pair-margin, --pairing-weight and --keep-steps must be 0 or more")
     unknown = sorted(args.weights.keys() - set(SOURCES))
     if unknown:
         parser.error(f"--source-weights: no source named {', '.join(unknown)} (sources: {', '.join(SOURCES)})")
@@ -313,7 +314,7 @@ def main(argv: list[str] | None = None) -> dict:
     def score(model: TransformerClassifier) -> dict:
         return score_sets(model, tokenizer, dev_sets)
 
-    pairs = PairMargin(args.cad_pair_weight, args.cad_pair_margin)
+    pairs = PairMargin(args.pair_weight, args.pair_margin)
     pairing = None
     if args.pairing_weight:
         opinion_words = frozenset(opinion_lexicon(train_sets["lexicon"]))

@@ -14,6 +14,8 @@ from transformer.training.composition import (
     contrasts,
     expectations,
     has_negation,
+    negation_pair_set,
+    negation_pairs,
     negations,
     single_opinion_sentences,
     verb_negations,
@@ -140,6 +142,30 @@ def test_a_negative_clause_gives_more_negated_copies_than_a_positive_one():
     from_complaint = [label for text, label in zip(made.texts, made.labels, strict=True) if "awful" in text]
     assert from_praise == [0, 0]  # one copy of each kind: at the copula, around the clause
     assert from_complaint == [1] * 6  # three of each: "not bad" is what a bag of words misreads
+
+
+def test_negation_pairs_put_each_clause_beside_one_negated_copy_of_the_opposite_label():
+    clauses = [("the pasta was great", 1, "great"), ("the waiter was awful", 0, "awful")] * 20
+    verbs = [("we loved the pasta", 1, "loved"), ("i hated the service", 0, "hated")] * 10
+    made = negation_pairs([*clauses, ("the waiter was very awful", 0, "awful")], verbs, random.Random(0))
+    originals = [f"{clause} ." for clause, _, _ in clauses + verbs]  # "not very awful" is no clear praise: left out
+    assert made.texts[0::2] == originals and made.labels[0::2] == [label for _, label, _ in clauses + verbs]
+    assert made.labels[1::2] == [1 - label for label in made.labels[0::2]]
+    drawn = set()
+    for original, negated in zip(made.texts[0::2], made.texts[1::2], strict=True):
+        if negated.endswith(" " + original):  # the whole clause denied: "i doubt the pasta was great ."
+            drawn.add("denied")
+            assert negated.removesuffix(" " + original) in composition_module._DENIALS
+            continue
+        drawn.add("verb" if original.startswith(("we ", "i ")) else "copula")
+        assert has_negation(negated) and negated.split()[-2:] == original.split()[-2:], (original, negated)
+    assert drawn == {"denied", "copula", "verb"}
+
+
+def test_the_negation_pair_set_is_seeded_and_made_of_the_rewritable_sentences():
+    first, again, other = (negation_pair_set([SENTENCES], LEXICON, seed) for seed in (3, 3, 4))
+    assert first == again and first.texts[0::2] == other.texts[0::2]
+    assert first.texts[0::2] == ["the pasta was great .", "the waiter was awful .", "my soup is tasty ."]
 
 
 def test_an_expectation_denied_flips_the_label_and_one_met_keeps_it():

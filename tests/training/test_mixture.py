@@ -173,6 +173,19 @@ def test_build_mixture_links_each_cad_pair_of_one_window_a_side(toy_tokenizer):
     assert "sst2" not in PAIRED_SOURCES and "cad" in PAIRED_SOURCES
 
 
+def test_a_source_drawn_at_weight_0_leaves_every_epoch_as_it_was_without_it(toy_data_dir, toy_tokenizer):
+    sets = read_training_sets(toy_data_dir, TOY_IMDB_DEV_ROWS)
+    assert list(sets)[-1] == "negation_pairs" and sets["negation_pairs"].texts  # made last: no index moves
+    without = build_mixture({name: rows for name, rows in sets.items() if name != "negation_pairs"}, toy_tokenizer, 16)
+    with_it = build_mixture(sets, toy_tokenizer, 16)
+    weights = dict.fromkeys(without.names, 1.5)
+    assert without.sample_epoch(weights, random.Random(7)) == with_it.sample_epoch(
+        {**weights, "negation_pairs": 0}, random.Random(7)
+    )
+    linked = [i for i, partner in enumerate(with_it.partners) if partner >= 0]
+    assert {with_it.names[with_it.sources[i]] for i in linked} == {"cad", "negation_pairs"}
+
+
 def test_a_row_cap_reads_whole_cad_pairs(toy_data_dir):
     capped = read_training_sets(toy_data_dir, TOY_IMDB_DEV_ROWS, max_rows=5)
     assert len(capped["cad"].texts) == 4  # two whole pairs, not two and a half

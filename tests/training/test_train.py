@@ -18,7 +18,7 @@ from transformer.loading import load_model
 from transformer.train import build_parser, main, parse_args
 from transformer.training.data import bucketed_batches, read_labelled
 from transformer.training.loop import Checkpoints, Schedule
-from transformer.training.mixture import read_dev_sets, read_test_sets
+from transformer.training.mixture import PAIRED_SOURCES, read_dev_sets, read_test_sets
 from transformer.training.model_card import describe_probe, describe_recipe
 from transformer.training.objectives import PairMargin
 from transformer.training.pairing import PAIRING_SOURCES
@@ -245,7 +245,7 @@ def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_tr
 
     monkeypatch.setattr("transformer.train.teacher_targets", stop_at_the_teachers)
     flags = ["--label-smoothing", "0.25", "--word-dropout", "0.05", "--pretrain-epochs", "0", "--batch-size", "12",
-             "--cad-pair-weight", "0.4", "--cad-pair-margin", "1.5", "--pairing-weight", "0.7"]  # fmt: skip
+             "--pair-weight", "0.4", "--pair-margin", "1.5", "--pairing-weight", "0.7"]  # fmt: skip
     with pytest.raises(Interrupted):
         main([*toy_train_args, *flags, "--output-dir", str(tmp_path / "m")])
     (setup,) = setups
@@ -253,11 +253,11 @@ def test_the_regularisers_on_the_command_line_reach_the_classifier_phases(toy_tr
     assert setup.pairs == PairMargin(0.4, 1.5) and setup.pairing.weight == 0.7
     slotted = {setup.mixture.names[setup.mixture.sources[i]] for i, slot in enumerate(setup.pairing.slots) if slot}
     assert slotted and slotted <= set(PAIRING_SOURCES)
-    # The toy CAD file's pairs are linked both ways in the mixture; no other source has a partner.
+    # The toy CAD pairs and the negation pairs are linked both ways in the mixture; no other source has a partner.
     partners, names = setup.mixture.partners, setup.mixture.names
     linked = [i for i, partner in enumerate(partners) if partner >= 0]
     assert linked and all(partners[partners[i]] == i for i in linked)
-    assert {names[setup.mixture.sources[i]] for i in linked} == {"cad"}
+    assert {names[setup.mixture.sources[i]] for i in linked} == set(PAIRED_SOURCES)
     assert all(setup.mixture.labels[i] != setup.mixture.labels[partners[i]] for i in linked)
 
 
@@ -294,7 +294,7 @@ def test_a_non_positive_embedding_lr_scale_is_a_usage_error(scale, capsys):
     assert exit_info.value.code == 2 and "--embedding-lr-scale" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("flag", ["--cad-pair-weight", "--cad-pair-margin", "--pairing-weight"])
+@pytest.mark.parametrize("flag", ["--pair-weight", "--pair-margin", "--pairing-weight"])
 def test_a_negative_pair_setting_is_a_usage_error(flag, capsys):
     with pytest.raises(SystemExit) as exit_info:
         parse_args([flag, "-1"])
@@ -302,11 +302,11 @@ def test_a_negative_pair_setting_is_a_usage_error(flag, capsys):
     assert exit_info.value.code == 2 and flag in error and "must be 0 or more" in error
 
 
-def test_the_card_names_the_cad_hinge_only_when_it_is_on(trained_toy_model_dir):
+def test_the_card_names_the_pair_hinge_only_when_it_is_on(trained_toy_model_dir):
     metrics = read_metrics(trained_toy_model_dir)
-    assert metrics["arguments"]["cad_pair_weight"] == 0.0 and "hinge" not in describe_recipe(metrics)
-    metrics["arguments"].update(cad_pair_weight=0.5, cad_pair_margin=2.0)
-    assert "a hinge between each CAD review and its edit (weight 0.5)" in describe_recipe(metrics)
+    assert metrics["arguments"]["pair_weight"] == 0.0 and "hinge" not in describe_recipe(metrics)
+    metrics["arguments"].update(pair_weight=0.5, pair_margin=2.0)
+    assert "each clause and its negation when drawn (weight 0.5)" in describe_recipe(metrics)
     assert "outscore its twin by 2 logits" in describe_recipe(metrics)
 
 

@@ -10,6 +10,9 @@ operators instead, each with the label the rewrite implies:
 - **contrast**: two sentences of (mostly) opposite labels joined so one clause carries the weight:
   "A , but B", "although A , B", "B , even though A" -> the label of B.
 
+``negation_pairs`` holds the same negations as pairs, each real clause beside one negated copy ("the food was
+great" / "the food was n't great"), so that a loss can ask the two to read apart (``objectives.PairMargin``).
+
 ``negated_praise`` is no rewrite: it picks the real positive sentences that hold a negation word
 ("no complaints at all"), so that a source weight can draw them more often; ``composed_sentences`` picks
 every real sentence with a negation or contrast word, of either label, for the same reason.
@@ -224,6 +227,34 @@ def verb_negations(sentences: list[tuple[str, int, str]], rng: random.Random) ->
     return LabelledTexts(None, texts, labels)
 
 
+def negation_pairs(
+    clauses: list[tuple[str, int, str]], verbs: list[tuple[str, int, str]], rng: random.Random
+) -> LabelledTexts:
+    """Rows 2k and 2k + 1: a real clause with its label, then one negated copy with the opposite label.
+
+    The copy negates the copula or the verb ("was n't great", "did n't love"), or denies the whole clause ("i doubt
+    the food was great"). ``clauses`` must pass ``_copula_split`` and ``verbs`` ``_verb_split``; a negative
+    clause with an intensifier is left out, as in ``negations`` ("not very bad" is no clear praise).
+    """
+    texts, labels = [], []
+    for clause, label, opinion in clauses + verbs:
+        split = _copula_split(clause, opinion)
+        if split is not None and label == 0 and split[2].split()[0] in INTENSIFIERS:
+            continue
+        if rng.random() < 0.25:
+            negated = f"{rng.choice(_DENIALS)} {clause}"
+        elif split is not None:
+            subject, copula, rest = split
+            negated = f"{subject} {rng.choice(_NEGATED_COPULA[copula])} {rest}"
+        else:
+            subject, auxiliary, base, rest = _verb_split(clause, opinion)
+            negation = rng.choice((f"{auxiliary} n't", f"{auxiliary} not"))
+            negated = f"{subject} {negation} {base}{rest}"
+        texts.extend([f"{clause} .", f"{negated} ."])
+        labels.extend([label, 1 - label])
+    return LabelledTexts(None, texts, labels)
+
+
 def contrasts(
     sentences: list[tuple[str, int, str]], count: int, rng: random.Random, same_label: float = 0.2
 ) -> LabelledTexts:
@@ -253,16 +284,30 @@ def composition_sets(
     ``contrast`` joins ``contrast_pairs`` pairs of the first kind.
     """
     rng = random.Random(f"composition-{seed}")
-    lexicon = opinion_lexicon(lexicon_rows)
-    usable = single_opinion_sentences(sentence_sets, lexicon)
-    clauses = [s for s in usable if _copula_split(s[0], s[2]) is not None]
-    verbs = [s for s in usable if _verb_split(s[0], s[2]) is not None]
+    clauses, verbs = _rewritable(sentence_sets, lexicon_rows)
     negated, verbal = negations(clauses, rng), verb_negations(verbs, rng)
     return {
         "negation": _joined(negated, verbal.texts[0::2], verbal.labels[0::2]),
         "expectation": _joined(expectations(clauses, rng), verbal.texts[1::2], verbal.labels[1::2]),
         "contrast": contrasts(clauses, contrast_pairs, rng),
     }
+
+
+def negation_pair_set(sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts, seed: int) -> LabelledTexts:
+    """``negation_pairs`` over the clauses ``composition_sets`` rewrites, with draws of its own (seeded by ``seed``),
+    so that the other sources are the same whether or not it is made."""
+    clauses, verbs = _rewritable(sentence_sets, lexicon_rows)
+    return negation_pairs(clauses, verbs, random.Random(f"negation-pairs-{seed}"))
+
+
+def _rewritable(
+    sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts
+) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, str]]]:
+    """The single-opinion sentences of ``sentence_sets`` that pass ``_copula_split``, then those that pass
+    ``_verb_split``."""
+    usable = single_opinion_sentences(sentence_sets, opinion_lexicon(lexicon_rows))
+    clauses = [s for s in usable if _copula_split(s[0], s[2]) is not None]
+    return clauses, [s for s in usable if _verb_split(s[0], s[2]) is not None]
 
 
 def negated_praise(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) -> LabelledTexts:

@@ -10,7 +10,7 @@ The opinion lexicon is a source of its own: each word with its label, and ``not 
 opposite label, so that negation is seen on every sentiment word the lexicon lists. ``cad`` holds
 the counterfactually-augmented IMDb reviews: each original beside a minimal human edit that flips it. It is
 read as pairs (``PAIRED_SOURCES``), and the mixture links each side to the other (``Mixture.partners``), so
-that a loss can compare them (``--cad-pair-weight``).
+that a loss can compare them (``--pair-weight``); so is ``negation_pairs``, each real clause beside a negated copy.
 
 ``neutral`` holds the real sentences with no opinion (``neutral/``), with the soft target
 P(positive) = 0.5 (``neutral.py``); a label in this module is P(positive), 0, 1 or 0.5.
@@ -21,8 +21,8 @@ picks the real positive sentences that hold a negation word and ``composed`` the
 a negation or contrast word, as many of each label; ``identity`` (``identity.py``) teaches that who a
 sentence is about does not change its label, ``neutral_people`` (``neutral.py``) that a plain statement
 about a person reads 0.5, ``nuisance`` (``nuisance.py``) that names, places, numbers, URLs, handles,
-hashtags, emoji and typos carry no opinion, and ``verbs`` (``verbs.py``) that a negated or denied opinion
-verb turns its opinion over.
+hashtags, emoji and typos carry no opinion, ``verbs`` (``verbs.py``) that a negated or denied opinion
+verb turns its opinion over, and ``negation_pairs`` (off by default) pairs a clause with its negation.
 """
 
 import random
@@ -31,7 +31,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from .composition import composed_sentences, composition_sets, negated_praise
+from .composition import composed_sentences, composition_sets, negated_praise, negation_pair_set
 from .data import LabelledTexts, read_labelled, read_lines, read_pairs
 from .identity import identity_set
 from .neutral import neutral_people, read_neutral
@@ -51,11 +51,11 @@ TRAIN_FILES = {
 }
 DERIVED = (  # made from the sources above
     "negation", "expectation", "contrast", "negated_praise", "composed", "identity", "neutral_people", "nuisance",
-    "verbs",
+    "verbs", "negation_pairs",
 )  # fmt: skip
 SOURCES = (*TRAIN_FILES, *DERIVED)
 COMPOSITION_SOURCES = ("sst2", "yelp", "pros_cons")  # short single sentences, where a rewrite reads naturally
-PAIRED_SOURCES = ("cad",)  # rows 2k and 2k + 1 are one counterfactual pair (data.read_pairs)
+PAIRED_SOURCES = ("cad", "negation_pairs")  # rows 2k and 2k + 1 are one pair of opposite labels
 PRAISE_SOURCES = ("sst2", "yelp", "pros_cons", "tweets")  # where negated_praise, composed and nuisance look
 DEV_FILES = {  # model selection: the mean accuracy over these, plus the held-out IMDB reviews and --ood-file;
     # cad/dev is read as pairs (data.read_pairs), so its pair consistency can be scored too
@@ -118,6 +118,7 @@ def read_training_sets(
     sets["neutral_people"] = neutral_people(seed).rows(0, max_rows)
     sets["nuisance"] = nuisance_set(praise, sets["lexicon"], seed)
     sets["verbs"] = verb_set(seed).rows(0, max_rows)
+    sets["negation_pairs"] = negation_pair_set(sentences, sets["lexicon"], seed)
     return sets
 
 

@@ -46,6 +46,8 @@ DATASETS = [
      "`transformer/training/nuisance.py`"),
     ("verbs", "opinion verbs stated, negated or denied in this project's frames (\"i did n't hate the pasta\")",
      "MIT (this project)", "this project (2026), `transformer/training/verbs.py`"),
+    ("negation_pairs", "SST-2, Yelp and pros/cons clauses, each beside one negated copy (label flipped), read as "
+     "pairs", "as its sources", "this project (2026), `transformer/training/composition.py`"),
 ]  # fmt: skip
 
 SET_NAMES = {
@@ -287,10 +289,10 @@ def describe_recipe(metrics: dict) -> str:
         common += f", the token embedding table at {scale:g} × the learning rate and weight decay / {scale:g}"
     if a["ema_decay"]:
         common += f", weights averaged with an exponential moving average (decay {a['ema_decay']})"
-    if a.get("cad_pair_weight"):  # older metrics.json files predate the flag
+    if a.get("pair_weight"):  # older metrics.json files predate the flag
         common += (
-            f", a hinge between each CAD review and its edit (weight {a['cad_pair_weight']:g}): the positive "
-            f"side must outscore its twin by {a['cad_pair_margin']:g} logits"
+            f", a hinge between each CAD review and its edit, and each clause and its negation when drawn (weight "
+            f"{a['pair_weight']:g}): the positive side must outscore its twin by {a['pair_margin']:g} logits"
         )
     if a.get("pairing_weight"):  # older metrics.json files predate the flag
         common += (

@@ -38,7 +38,8 @@ def drop_words(input_ids: torch.Tensor, attention_mask: torch.Tensor, rate: floa
 
 @dataclass(frozen=True)
 class PairMargin:
-    """A hinge between the two sides of a counterfactual pair (CAD's original and its edit, opposite labels).
+    """A hinge between the two sides of a pair of opposite labels (CAD's original and its edit, a clause and its
+    negation: ``mixture.PAIRED_SOURCES``).
 
     With ``z = logit(positive) - logit(negative)``, each pair adds ``max(0, margin - (z_positive - z_negative))``:
     the positive side must read at least ``margin`` logits more positive than its negative twin. The batch's
