@@ -359,8 +359,9 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
         dev_rows=score_rows(metrics["dev"], metrics["dev_rows"]),
         test_rows=score_rows(metrics["test"], metrics["test_rows"]),
         data_rows="\n".join(
-            f"| {key} | {what} | {licence} | {citation} | {counts.get(key, 0):,} |"
+            f"| {key} | {what} | {licence} | {citation} | {counts[key]:,} |"
             for key, what, licence, citation in DATASETS
+            if key in counts  # older metrics.json files predate a source
         ),
         weights=", ".join(arguments["source_weights"]),
         imdb_dev_rows=arguments["imdb_dev_rows"],
