@@ -3,6 +3,7 @@
 from huggingface_hub import EvalResult, ModelCardData
 
 from ..classifier import TransformerClassifier
+from .card_targets import describe_targets
 
 # Every data set the recipe reads, with its licence and citation (from ../shared/data/README.md).
 DATASETS = [
@@ -367,7 +368,7 @@ def render_model_card(model: TransformerClassifier, metrics: dict) -> str:
         imdb_dev_rows=arguments["imdb_dev_rows"],
         epochs=len(metrics["history"]),
         recipe=describe_recipe(metrics),
-        behaviour=describe_behaviour(metrics) + describe_probe(metrics),
+        behaviour=describe_behaviour(metrics) + describe_probe(metrics) + describe_targets(metrics),
         **{k: metrics[k] for k in ("best_epoch", "train_seconds", "device", "seed", "command")},
     )
     return f"---\n{card_data.to_yaml()}\n---\n{body}"
