@@ -17,6 +17,7 @@ from transformer.training.composition import (
     negation_pair_set,
     negation_pairs,
     negations,
+    rewritable,
     single_opinion_sentences,
     verb_negations,
 )
@@ -73,8 +74,8 @@ def test_a_contrast_takes_the_label_of_its_main_clause():
 
 
 def test_composition_sets_are_seeded():
-    first = composition_sets([SENTENCES], LEXICON, seed=3, contrast_pairs=20)
-    again = composition_sets([SENTENCES], LEXICON, seed=3, contrast_pairs=20)
+    first = composition_sets(rewritable([SENTENCES], LEXICON), seed=3, contrast_pairs=20)
+    again = composition_sets(rewritable([SENTENCES], LEXICON), seed=3, contrast_pairs=20)
     assert first == again and set(first) == {"negation", "expectation", "contrast"}
     assert all(first[name].texts for name in first)
 
@@ -163,7 +164,7 @@ def test_negation_pairs_put_each_clause_beside_one_negated_copy_of_the_opposite_
 
 
 def test_the_negation_pair_set_is_seeded_and_made_of_the_rewritable_sentences():
-    first, again, other = (negation_pair_set([SENTENCES], LEXICON, seed) for seed in (3, 3, 4))
+    first, again, other = (negation_pair_set(rewritable([SENTENCES], LEXICON), seed) for seed in (3, 3, 4))
     assert first == again and first.texts[0::2] == other.texts[0::2]
     assert first.texts[0::2] == ["the pasta was great .", "the waiter was awful .", "my soup is tasty ."]
 

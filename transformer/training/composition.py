@@ -26,6 +26,7 @@ suite (``transformer.behaviour``) uses different ones, so it measures the operat
 import random
 import re
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from .data import LabelledTexts
 
@@ -274,17 +275,31 @@ def contrasts(
     return LabelledTexts(None, texts, labels)
 
 
-def composition_sets(
-    sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts, seed: int, contrast_pairs: int = 40_000
-) -> dict[str, LabelledTexts]:
+class Rewritable(NamedTuple):
+    """The single-opinion sentences that can be rewritten: ``clauses`` pass ``_copula_split``, ``verbs``
+    ``_verb_split``; each item is (sentence, label, its opinion word)."""
+
+    clauses: list[tuple[str, int, str]]
+    verbs: list[tuple[str, int, str]]
+
+
+def rewritable(sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts) -> Rewritable:
+    """The single-opinion sentences of ``sentence_sets`` that ``composition_sets`` and ``negation_pair_set`` rewrite,
+    found once for both."""
+    usable = single_opinion_sentences(sentence_sets, opinion_lexicon(lexicon_rows))
+    clauses = [s for s in usable if _copula_split(s[0], s[2]) is not None]
+    return Rewritable(clauses, [s for s in usable if _verb_split(s[0], s[2]) is not None])
+
+
+def composition_sets(sentences: Rewritable, seed: int, contrast_pairs: int = 40_000) -> dict[str, LabelledTexts]:
     """The three composition sources, ``negation``, ``expectation`` and ``contrast``, from real sentences.
 
     Only sentences that are one clause of the form subject, copula, opinion ("the pasta was delicious")
-    or "i/we" and an opinion verb ("we loved the pasta") are used, so that every rewrite is grammatical;
-    ``contrast`` joins ``contrast_pairs`` pairs of the first kind.
+    or "i/we" and an opinion verb ("we loved the pasta") are used (``rewritable``), so that every rewrite is
+    grammatical; ``contrast`` joins ``contrast_pairs`` pairs of the first kind.
     """
     rng = random.Random(f"composition-{seed}")
-    clauses, verbs = _rewritable(sentence_sets, lexicon_rows)
+    clauses, verbs = sentences
     negated, verbal = negations(clauses, rng), verb_negations(verbs, rng)
     return {
         "negation": _joined(negated, verbal.texts[0::2], verbal.labels[0::2]),
@@ -293,21 +308,10 @@ def composition_sets(
     }
 
 
-def negation_pair_set(sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts, seed: int) -> LabelledTexts:
-    """``negation_pairs`` over the clauses ``composition_sets`` rewrites, with draws of its own (seeded by ``seed``),
-    so that the other sources are the same whether or not it is made."""
-    clauses, verbs = _rewritable(sentence_sets, lexicon_rows)
-    return negation_pairs(clauses, verbs, random.Random(f"negation-pairs-{seed}"))
-
-
-def _rewritable(
-    sentence_sets: Iterable[LabelledTexts], lexicon_rows: LabelledTexts
-) -> tuple[list[tuple[str, int, str]], list[tuple[str, int, str]]]:
-    """The single-opinion sentences of ``sentence_sets`` that pass ``_copula_split``, then those that pass
-    ``_verb_split``."""
-    usable = single_opinion_sentences(sentence_sets, opinion_lexicon(lexicon_rows))
-    clauses = [s for s in usable if _copula_split(s[0], s[2]) is not None]
-    return clauses, [s for s in usable if _verb_split(s[0], s[2]) is not None]
+def negation_pair_set(sentences: Rewritable, seed: int) -> LabelledTexts:
+    """``negation_pairs`` over the sentences ``composition_sets`` rewrites, with draws of its own (seeded by
+    ``seed``), so that the other sources are the same whether or not it is made."""
+    return negation_pairs(*sentences, random.Random(f"negation-pairs-{seed}"))
 
 
 def negated_praise(sentence_sets: Iterable[LabelledTexts], max_words: int = 40) -> LabelledTexts:

@@ -31,7 +31,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer
 
-from .composition import composed_sentences, composition_sets, negated_praise, negation_pair_set
+from .composition import composed_sentences, composition_sets, negated_praise, negation_pair_set, rewritable
 from .data import LabelledTexts, read_labelled, read_lines, read_pairs
 from .identity import identity_set
 from .neutral import neutral_people, read_neutral
@@ -109,8 +109,8 @@ def read_training_sets(
             continue
         start = imdb_dev_rows if name == "imdb" else 0
         sets[name] = read_labelled(data_dir / relative).rows(start, None if max_rows is None else start + max_rows)
-    sentences = [sets[name] for name in COMPOSITION_SOURCES]
-    sets.update(composition_sets(sentences, sets["lexicon"], seed))
+    clauses = rewritable([sets[name] for name in COMPOSITION_SOURCES], sets["lexicon"])
+    sets.update(composition_sets(clauses, seed))
     praise = [sets[name] for name in PRAISE_SOURCES]
     sets["negated_praise"] = negated_praise(praise)
     sets["composed"] = composed_sentences(praise, seed)
@@ -118,7 +118,7 @@ def read_training_sets(
     sets["neutral_people"] = neutral_people(seed).rows(0, max_rows)
     sets["nuisance"] = nuisance_set(praise, sets["lexicon"], seed)
     sets["verbs"] = verb_set(seed).rows(0, max_rows)
-    sets["negation_pairs"] = negation_pair_set(sentences, sets["lexicon"], seed)
+    sets["negation_pairs"] = negation_pair_set(clauses, seed)
     return sets
 
 
