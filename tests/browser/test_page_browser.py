@@ -88,6 +88,28 @@ def test_enter_analyzes_and_shift_enter_starts_a_new_line(page, url, app):
         hook.remove()
 
 
+@pytest.mark.parametrize("view", ["attention", "all-heads"])
+def test_an_analysis_on_a_main_view_sends_one_event_and_keeps_its_weighting(page, url, view):
+    """The analysis draws the main view on screen with its own controls (the weighting), so that the page sends no
+    second event to redraw it: one request to the server per Analyze."""
+    page.goto(f"{url}?text=a%20dull%20journey&view={view}&{'grid_' if view == 'all-heads' else ''}weighting=norms")
+    figure = "#attention-heatmap" if view == "attention" else "#attention-grid"
+    shows = """([figure, word]) => {
+        const plot = document.querySelector(figure);
+        return plot?.querySelector('svg.main-svg') && plot.textContent.includes(word)
+            && plot.textContent.includes('weight × ‖f(x)‖');
+    }"""
+    page.wait_for_function(shows, arg=[figure, "dull"])
+    page.wait_for_function(SETTLED)
+    sent = []
+    page.on("request", lambda request: sent.append(request.url) if request.method == "POST" else None)
+    page.locator("#sentence textarea").fill("a charming film")
+    page.locator("#analyze").click()
+    page.wait_for_function(shows, arg=[figure, "charming"])
+    time.sleep(1.5)  # a redraw's request follows the analysis's answer at once
+    assert [urlsplit(address).path.rsplit("/", 2)[-2:] for address in sent] == [["queue", "join"]], sent
+
+
 def test_copy_link_says_link_copied_for_two_seconds(page, url):
     page.goto(url)
     wait_for_heatmap_with(page)

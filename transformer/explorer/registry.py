@@ -93,13 +93,16 @@ def kept_control(sent, chosen, **props) -> dict:
 
 @dataclass(frozen=True)
 class PageValues:
-    """The values of the page's own controls when it analyzes a text, which a main view draws with."""
+    """The values of the page's own controls when it analyzes a text, which a main view draws with; ``controls``, the
+    main views' own controls as the analysis sent them ({address parameter: value}; none at the page load, which
+    restores them after its draw)."""
 
     layer: int
     head: str
     dims: list[int] | None
     scale: str = "global"
     leave_out: list[str] | None = None
+    controls: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -161,8 +164,8 @@ class Registry:
         views: the views, the first being the tab a page opens on (``first_view``).
         ids: each view's id; ``titles``: {tab title: view id}.
         main: {main view id: its ``View.main``}, in the order of ``page.show_text``'s figures (``main_views``).
-        explanations: the views redrawn after an analysis when on screen: all but the main views without address
-            parameters of their own, whose one figure comes with the analysis.
+        explanations: the views redrawn after an analysis when on screen: all but the main views, whose figure comes
+            with the analysis, drawn with their own controls.
         view_params: {view id: its address parameters}; ``url_params``: the page's (``GLOBAL_PARAMS``), then theirs.
         readers: {view address parameter: its reader}; ``fallbacks``: {parameter: the page parameter in its place}.
         text_params: the free-text address parameters (``read_text``), the sentence first.
@@ -180,7 +183,7 @@ class Registry:
         self.titles = {view.title: view.id for view in self.views}
         self.main = {view.id: view.main for view in self.views if view.main}
         self.main_views = list(self.main)
-        self.explanations = [view for view in self.ids if view not in self.main or self.view_params.get(view)]
+        self.explanations = [view for view in self.ids if view not in self.main]
         self.url_params = GLOBAL_PARAMS + [name for names in self.view_params.values() for name in names]
         self.readers = {name: read for view in self.views for name, read in view.params.items()}
         self.fallbacks = {name: page for view in self.views for name, page in view.fallbacks.items()}

@@ -34,6 +34,7 @@ from gradio.components.api_component import Api
 from gradio_client.exceptions import AppError
 
 from transformer.explorer import analysis, runner, views
+from transformer.explorer.controls import weighting
 from transformer.explorer.corpus import data_folder as corpus
 from transformer.explorer.corpus import on_demand as model_artifacts
 from transformer.explorer.drawing import status
@@ -71,6 +72,20 @@ def heatmap_labels(figure) -> list[str]:
 def draw(app, text: str, **controls) -> dict:
     """``show_text`` for each main view on screen: {view: its outputs}."""
     return {view: page.show_text(REGISTRY, text, 1, "1", [0], **controls, view=view) for view in REGISTRY.main_views}
+
+
+def test_the_analysis_draws_a_main_view_with_its_own_weighting_so_no_redraw_follows(app):
+    norms = {"weighting": weighting.NORMS, "grid_weighting": weighting.NORMS}
+    result, *_, heatmap, _, _ = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], controls=norms)
+    expected = weighting.attentions(result, weighting.NORMS)[1, 0]
+    np.testing.assert_allclose(shown_values(heatmap.data[0]), expected, atol=1e-4)
+    assert "weight × ‖f(x)‖" in heatmap.data[0].hovertemplate
+    *_, grid, _ = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], view="all-heads", controls=norms)
+    plain = page.show_text(REGISTRY, SENTENCE, 2, "1", [0, 1], view="all-heads")[-2]
+    assert not np.allclose(shown_values(grid.data[0]), shown_values(plain.data[0]))
+    # so page.js redraws no main view after an analysis: only the explanation tabs
+    assert not set(REGISTRY.explanations) & set(REGISTRY.main_views)
+    assert set(REGISTRY.explanations) | set(REGISTRY.main_views) == set(REGISTRY.ids)
 
 
 def test_show_text_runs_the_model_once_and_draws_only_the_view_on_screen(app, forward_calls):

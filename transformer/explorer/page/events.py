@@ -72,8 +72,11 @@ class PageParts:
         return {view_id: drawing for view_id, (_, drawing) in self.tabs.items()}
 
     def show_text(self, *values) -> tuple:
-        """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp."""
-        return (*show_text(self.registry, *values), self.stamped(ANALYZED)[self.address_stamps[ANALYZED]])
+        """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp;
+        ``values`` are ``analyze_inputs``'."""
+        controls = dict(zip(self.main_controls, values[6:-1], strict=True))
+        drawn = show_text(self.registry, *values[:6], view=values[-1], controls=controls)
+        return (*drawn, self.stamped(ANALYZED)[self.address_stamps[ANALYZED]])
 
     @functools.cached_property
     def address_stamps(self) -> dict[str, gr.Textbox]:
@@ -131,9 +134,17 @@ class PageParts:
 
     @property
     def analyze_inputs(self) -> list:
-        """``show_text``'s inputs."""
+        """``show_text``'s inputs: the text and the page's five controls, the main views' own controls
+        (``main_controls``), so that the analysis draws a main view as they ask and no redraw follows, then the view
+        on screen (last: ``page.js``'s ``onScreenView`` puts the tab there)."""
         page = self.page
-        return [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out, self.current_view]
+        own = [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out]
+        return own + [self.url_controls[name] for name in self.main_controls] + [self.current_view]
+
+    @functools.cached_property
+    def main_controls(self) -> list[str]:
+        """The address parameters of the main views' own controls (the weightings), in ``analyze_inputs``' order."""
+        return [name for view in self.registry.main_views for name in self.drawings[view].controls]
 
     @property
     def main_figures(self) -> list:
@@ -294,9 +305,10 @@ class PageParts:
         or control that cannot be read is said in a warning and the rest is restored all the same, so the next
         step still hands the address over to the views. The text goes to ``restored_text``.
         """
-        text, layer, head, dims, *rest = (c.value for c in self.analyze_inputs)
+        sent = [c.value for c in self.analyze_inputs]  # the defaults: a page that has just opened holds them
+        text, layer, head, dims, scale, leave_out = sent[:6]
         try:
-            restored = restore_view(self.registry, text, layer, head, dims, request, *rest)
+            restored = restore_view(self.registry, text, layer, head, dims, request, scale, leave_out, sent[-1])
             values = dict(zip(self.restored, restored, strict=True))
         except gr.Error as error:  # a text in the address that the model cannot read
             gr.Warning(error.message, title=error.title)
@@ -346,8 +358,9 @@ def address_after_draws(parts: PageParts) -> None:
     (``page.js`` ``writeDrawnAddress``, with no request to the server) that reads that view's parameters: Gradio's page
     reads a step's inputs one by one, and every parameter for each draw made a head change 10% slower. The analysis
     reads the page's own parameters only: it changes no view's controls, so the view on screen keeps the parameters
-    its own draws wrote. After an analysis, an explanation tab on screen is redrawn (or a main view with controls that
-    the analysis's draw does not read: the weighting). A draw that fails (a ``gr.Error``) sends no stamp: no address."""
+    its own draws wrote. After an analysis, an explanation tab on screen is redrawn; a main view is not (the analysis
+    drew it with its own controls, ``analyze_inputs``). A draw that fails (a ``gr.Error``) sends no stamp: no
+    address."""
     for drawn, stamp in parts.address_stamps.items():
         analyzed = drawn == ANALYZED
         names = GLOBAL_PARAMS + ([] if analyzed else parts.registry.view_params.get(drawn, []))

@@ -55,16 +55,17 @@ def show_text(
     scale: str = "global",
     leave_out: list[str] | None = None,
     view: str | None = None,
+    controls: dict | None = None,
 ) -> tuple:
-    """Run the model once on ``text``; draw the main view on screen, ``view`` (by default the first tab), and no
-    other (no explanation).
+    """Run the model once on ``text``; draw the main view on screen, ``view`` (by default the first tab), with the
+    page's controls and its own (``controls``: {address parameter: value}), and no other view (no explanation).
 
     Returns:
         (analysis state, prediction, token spans, notice, *the main views' figures): of the figures only
         ``view``'s, when it is a main view; the others None (drawn when their tab opens). Blank text gives a
         prompt in the notice and empty views, not an error.
     """
-    values, view = PageValues(layer, head, dims, scale, leave_out), view or registry.first_view
+    values, view = PageValues(layer, head, dims, scale, leave_out, controls or {}), view or registry.first_view
     try:
         result = runner.run_model(text)
     except EmptyInputError as prompt:

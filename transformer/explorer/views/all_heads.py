@@ -29,8 +29,8 @@ def show_grid(
 
 
 def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:
-    """The grid the page draws with each analysis, for its colour controls."""
-    return show_grid(result, values.scale, values.leave_out)
+    """The grid the page draws with each analysis, for its colour controls and weighting."""
+    return show_grid(result, values.scale, values.leave_out, values.controls.get("grid_weighting", weighting.WEIGHTS))
 
 
 def layout(page: Page) -> Drawing:

@@ -65,8 +65,9 @@ def attention(text: str, layer: int | list[int] | None = None, head: int | list[
 
 
 def draw_main(result: Analysis | None, values: PageValues) -> go.Figure | None:
-    """The heatmap the page draws with each analysis, for its layer, head and colour controls."""
-    return show_head(result, values.layer, values.head, values.scale, values.leave_out)
+    """The heatmap the page draws with each analysis, for its layer, head, colour controls and weighting."""
+    measure = values.controls.get("weighting", weighting.WEIGHTS)
+    return show_head(result, values.layer, values.head, values.scale, values.leave_out, measure)
 
 
 def layout(page: Page) -> Drawing:
