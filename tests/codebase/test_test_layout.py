@@ -28,6 +28,7 @@ CODE = {
     },
     "browser": r"browser|page",  # drives Chromium (tests/conftest.py's fixtures)
     "served": r"url|client|serving",  # starts a server (tests/conftest.py's fixtures, app_fixtures.serving)
+    "benchmarks": r"benchmarks",  # the measuring tools themselves (benchmarks/*.py), not what they measure
     "codebase": r".+",  # reads the repository's files and docs
 }
 # Views whose tests still live in modules of several views (test_views, explorer/test_every_view, test_patching):
