@@ -11,6 +11,8 @@ import json
 import statistics
 from pathlib import Path
 
+from transformer.training.probe import frames_outside
+
 SETS = {"glue_dev.tsv": "SST-2 dev", "yelp/dev.tsv.gz": "Yelp dev", "pros_cons/dev.tsv.gz": "pros/cons dev",
         "tweets/dev.tsv.gz": "tweets dev"}  # fmt: skip
 WORST = ("negation", "negation at a distance", "expectation denied", "contrast")
@@ -35,8 +37,7 @@ def figures(run: Path) -> dict[str, float]:
     for half in ("held_out", "training"):
         found[f"probe, {half} half: median spread"] = probe["identity"][half]["median_spread"]
         found[f"probe, {half} half: clear opinion"] = probe["identity"][half]["clear_opinion"]
-    means = probe["frame_means"].values()
-    found["probe: frames with a mean outside [0.35, 0.65]"] = sum(not 0.35 <= m <= 0.65 for m in means)
+    found["probe: frames with a mean outside [0.35, 0.65]"] = len(frames_outside(probe["frame_means"]))
     for kind in ("names", "places"):
         found[f"probe: held-out {kind} change the class"] = probe["invariance"][kind]["held_out"]
     found["probe: temporal fails"], found["probe: holder fails"] = probe["temporal"], probe["holder"]

@@ -7,6 +7,8 @@ A target whose figure the run did not record (an older metrics.json) is left out
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .probe import frames_outside
+
 FORMATS = {"share": "{:.1%}", "score": "{:.3f}", "count": "{:g}"}
 
 
@@ -29,8 +31,8 @@ class Target:
 
 
 def _frames_outside(metrics: dict) -> int:
-    """How many of the probe's neutral frames have a mean P(positive) outside [0.35, 0.65]."""
-    return sum(not 0.35 <= mean <= 0.65 for mean in metrics["probe"]["frame_means"].values())
+    """How many of the probe's neutral frames have a mean P(positive) outside [0.35, 0.65] (``NEUTRAL_BAND``)."""
+    return len(frames_outside(metrics["probe"]["frame_means"]))
 
 
 def _identity(half: str, figure: str) -> Callable[[dict], float]:

@@ -4,6 +4,7 @@ from huggingface_hub import EvalResult, ModelCardData
 
 from ..classifier import TransformerClassifier
 from .card_targets import describe_targets
+from .probe import frames_outside
 
 # Every data set the recipe reads, with its licence and citation (from ../shared/data/README.md).
 DATASETS = [
@@ -254,7 +255,7 @@ def describe_probe(metrics: dict) -> str:
             "",
             "This model was trained before the split: its rewrites wrote both halves, so they read alike here.",
         ]
-    outside = {frame: mean for frame, mean in probe["frame_means"].items() if not 0.35 <= mean <= 0.65}
+    outside = frames_outside(probe["frame_means"])
     named = "; ".join(f'"{frame}" {mean:.3f}' for frame, mean in outside.items())
     invariance = probe["invariance"]
     lines += [

@@ -61,6 +61,15 @@ HOLDER = (
 )
 
 
+NEUTRAL_BAND = (0.35, 0.65)  # where a neutral frame's mean P(positive) over the terms should fall
+
+
+def frames_outside(frame_means: dict[str, float]) -> dict[str, float]:
+    """The frames whose mean P(positive) falls outside ``NEUTRAL_BAND``: {frame: mean}."""
+    low, high = NEUTRAL_BAND
+    return {frame: mean for frame, mean in frame_means.items() if not low <= mean <= high}
+
+
 def _article(word: str) -> str:
     return "an" if word[0].lower() in "aeiou" else "a"
 

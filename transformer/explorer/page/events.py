@@ -74,8 +74,9 @@ class PageParts:
     def show_text(self, *values) -> tuple:
         """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp;
         ``values`` are ``analyze_inputs``'."""
-        controls = dict(zip(self.main_controls, values[6:-1], strict=True))
-        drawn = show_text(self.registry, *values[:6], view=values[-1], controls=controls)
+        own = len(self.page_inputs)
+        controls = dict(zip(self.main_controls, values[own:-1], strict=True))
+        drawn = show_text(self.registry, *values[:own], view=values[-1], controls=controls)
         return (*drawn, self.stamped(ANALYZED)[self.address_stamps[ANALYZED]])
 
     @functools.cached_property
@@ -133,13 +134,17 @@ class PageParts:
         return share_link(self.registry, request, *values)
 
     @property
-    def analyze_inputs(self) -> list:
-        """``show_text``'s inputs: the text and the page's five controls, the main views' own controls
-        (``main_controls``), so that the analysis draws a main view as they ask and no redraw follows, then the view
-        on screen (last: ``page.js``'s ``onScreenView`` puts the tab there)."""
+    def page_inputs(self) -> list:
+        """The text and the page's own five controls: the first of ``analyze_inputs``."""
         page = self.page
-        own = [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out]
-        return own + [self.url_controls[name] for name in self.main_controls] + [self.current_view]
+        return [self.text_box, page.layer, page.head, page.dims, page.scale, page.leave_out]
+
+    @property
+    def analyze_inputs(self) -> list:
+        """``show_text``'s inputs: ``page_inputs``, the main views' own controls (``main_controls``), so that the
+        analysis draws a main view as they ask and no redraw follows, then the view on screen (last: ``page.js``'s
+        ``onScreenView`` puts the tab there)."""
+        return self.page_inputs + [self.url_controls[name] for name in self.main_controls] + [self.current_view]
 
     @functools.cached_property
     def main_controls(self) -> list[str]:
@@ -305,10 +310,12 @@ class PageParts:
         or control that cannot be read is said in a warning and the rest is restored all the same, so the next
         step still hands the address over to the views. The text goes to ``restored_text``.
         """
-        sent = [c.value for c in self.analyze_inputs]  # the defaults: a page that has just opened holds them
-        text, layer, head, dims, scale, leave_out = sent[:6]
+        # the controls' defaults: a page that has just opened holds them
+        text, layer, head, dims, scale, leave_out = (c.value for c in self.page_inputs)
         try:
-            restored = restore_view(self.registry, text, layer, head, dims, request, scale, leave_out, sent[-1])
+            restored = restore_view(
+                self.registry, text, layer, head, dims, request, scale, leave_out, self.current_view.value
+            )
             values = dict(zip(self.restored, restored, strict=True))
         except gr.Error as error:  # a text in the address that the model cannot read
             gr.Warning(error.message, title=error.title)
