@@ -72,8 +72,7 @@ class PageParts:
         return {view_id: drawing for view_id, (_, drawing) in self.tabs.items()}
 
     def show_text(self, *values) -> tuple:
-        """``page.show_text`` on the page's views (Analyze, Enter and the examples), then the address stamp;
-        ``values`` are ``analyze_inputs``'."""
+        """``page.show_text`` on ``analyze_inputs``' values (Analyze, Enter, the examples), then the address stamp."""
         own = len(self.page_inputs)
         controls = dict(zip(self.main_controls, values[own:-1], strict=True))
         drawn = show_text(self.registry, *values[:own], view=values[-1], controls=controls)
@@ -141,9 +140,8 @@ class PageParts:
 
     @property
     def analyze_inputs(self) -> list:
-        """``show_text``'s inputs: ``page_inputs``, the main views' own controls (``main_controls``), so that the
-        analysis draws a main view as they ask and no redraw follows, then the view on screen (last: ``page.js``'s
-        ``onScreenView`` puts the tab there)."""
+        """``show_text``'s inputs: ``page_inputs``, the main views' own controls (``main_controls``: no redraw after
+        the analysis), then the view on screen (last: ``page.js``'s ``onScreenView`` puts the tab there)."""
         return self.page_inputs + [self.url_controls[name] for name in self.main_controls] + [self.current_view]
 
     @functools.cached_property
@@ -310,8 +308,7 @@ class PageParts:
         or control that cannot be read is said in a warning and the rest is restored all the same, so the next
         step still hands the address over to the views. The text goes to ``restored_text``.
         """
-        # the controls' defaults: a page that has just opened holds them
-        text, layer, head, dims, scale, leave_out = (c.value for c in self.page_inputs)
+        text, layer, head, dims, scale, leave_out = (c.value for c in self.page_inputs)  # the defaults, as opened
         try:
             restored = restore_view(
                 self.registry, text, layer, head, dims, request, scale, leave_out, self.current_view.value
