@@ -29,7 +29,7 @@ SECTIONS = [
     ("Routes: the graph on the bundled model at 25 tokens and on DistilBERT-base shapes at 128", routes.run),
     ("Real size: DistilBERT-base and BERT-base shapes, every endpoint against the bare model's passes", real_size.run),
     ("Real size in Chromium: the page on DistilBERT-base shapes against the bundled model", real_size_page.run),
-    ("Training tab at the bundled size: 12 checkpoints loaded and run at 25 tokens, the slider's redraw", training.run),
+    ("Training tab: the bundled model's checkpoints, 12 at its size, run at 25 tokens; the slider", training.run),
 ]
 
 

@@ -48,7 +48,7 @@ from .classifier import HEAD_ACTIVATIONS, TransformerClassifier
 from .tokenizer import DEFAULT_VOCAB_SIZE, PAD_ID, train_tokenizer
 from .training.composition import opinion_lexicon
 from .training.data import LABEL_NAMES, read_labelled
-from .training.kept_steps import StepKeeper, push_checkpoints, write_checkpoints
+from .training.kept_steps import StepKeeper, ema_horizon, push_checkpoints, write_checkpoints
 from .training.loop import Checkpoints, Schedule
 from .training.mixture import (
     SOURCES,
@@ -111,7 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     data.add_argument("--resume", action="store_true", help="continue the run whose state is in --checkpoint-dir")
     data.add_argument(
         "--keep-steps", type=int, default=12, metavar="N",
-        help="keep the student at N log-spaced steps, 0 and the shipped one included, in <output-dir>/checkpoints/ "
+        help="keep the student at N steps, 0 and the shipped one included, log-spaced from the EMA's horizon "
+        "(1 / (1 - --ema-decay) steps), in <output-dir>/checkpoints/ "
         "(float16, 4.9 MB each at the bundled size; the last is the model itself) and, with --push-to-hub, as "
         "branches step-<step>; 0 keeps none",
     )  # fmt: skip
@@ -334,7 +335,8 @@ def main(argv: list[str] | None = None) -> dict:
     student = build(args.seed)
     keeper = None
     if args.keep_steps:  # its states go with the resumable state, so a resumed run keeps the same ones
-        keeper = StepKeeper(args.keep_steps, checkpoints.folder and checkpoints.folder / "kept")
+        folder = checkpoints.folder and checkpoints.folder / "kept"
+        keeper = StepKeeper(args.keep_steps, folder, start=ema_horizon(args.ema_decay))
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints, keeper)
 
     student.eval()

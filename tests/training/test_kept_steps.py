@@ -12,7 +12,7 @@ from tiny import tiny_model
 from transformer.checkpoints import CHECKPOINTS_DIR, INDEX_FILE, list_checkpoints
 from transformer.loading import load_model
 from transformer.train import parse_args, push_folder
-from transformer.training.kept_steps import StepKeeper, half_state, kept_steps, push_checkpoints
+from transformer.training.kept_steps import StepKeeper, ema_horizon, half_state, kept_steps, push_checkpoints
 from transformer.training.loop import Checkpoints, Phase, Schedule, fit
 
 pytestmark = pytest.mark.slow  # trains a toy model (the session's shared one)
@@ -20,15 +20,28 @@ pytestmark = pytest.mark.slow  # trains a toy model (the session's shared one)
 KEEP = 12  # the default of --keep-steps, which the toy run leaves as it is
 
 
-@pytest.mark.parametrize(("total", "count"), [(1000, 12), (40, 12), (11, 12), (12, 12), (3, 2), (5, 1), (0, 4)])
-def test_kept_steps_are_distinct_include_both_ends_and_spread_out(total, count):
-    steps = kept_steps(total, count)
+CASES = [(1000, 12), (40, 12), (11, 12), (12, 12), (3, 2), (5, 1), (0, 4)]
+
+
+@pytest.mark.parametrize(("total", "count"), CASES)
+@pytest.mark.parametrize("start", [1, 10, 1000])
+def test_kept_steps_are_distinct_include_both_ends_and_spread_out(total, count, start):
+    steps = kept_steps(total, count, start)
     assert steps == sorted(set(steps)) and len(steps) == min(count, total + 1) and steps[-1] == total
     assert count < 2 or steps[0] == 0
-    assert kept_steps(total, 0) == []
-    if total == 1000:  # log-spaced: each gap at least the one before it, the first steps close together
+    assert kept_steps(total, 0, start) == []
+    if total == 1000 and start == 1:  # log-spaced: each gap at least the one before it, the first steps close
         gaps = [b - a for a, b in itertools.pairwise(steps[1:])]
         assert gaps == sorted(gaps) and steps[1] == round(1000 ** (1 / 11)) and steps[-2] == round(1000 ** (10 / 11))
+    if total == 1000 and start == 10:  # counted from ``start``: none kept between 0 and it
+        assert steps[1] == round(10 * 100 ** (1 / 11)) > 10 and steps[-2] == round(10 * 100 ** (10 / 11))
+
+
+def test_an_ema_s_kept_steps_count_from_its_horizon():
+    assert (ema_horizon(0.999), ema_horizon(0.9), ema_horizon(0.0)) == (1000, 10, 1)
+    assert kept_steps(19064, 3, ema_horizon(0.999)) == [0, 4366, 19064]  # the bundled run's
+    assert kept_steps(19064, 3) == [0, 138, 19064]  # counted from step 1, its EMA still 0.87 the initial weights
+    assert kept_steps(10, 3, 1000) == [0, 9, 10]  # a horizon past the run: crowded at the top, still distinct
 
 
 def test_the_keeper_holds_the_weights_before_and_after_the_steps_it_names():
@@ -51,11 +64,11 @@ def test_the_keeper_holds_the_weights_before_and_after_the_steps_it_names():
 
 def test_a_keeper_resumed_on_its_folder_knows_the_phase_s_steps_and_states(tmp_path):
     model = tiny_model()
-    keeper = StepKeeper(3, tmp_path / "kept")
+    keeper = StepKeeper(3, tmp_path / "kept", start=2)
     keeper(0, 10, model)
-    keeper(1, 10, model)  # not kept: 0, 3 and 10 are
-    resumed = StepKeeper(3, tmp_path / "kept")  # a run resumed after the last epoch takes no step
-    assert (resumed.total, sorted(resumed.steps)) == (10, [0, 3, 10])
+    keeper(1, 10, model)  # not kept: 0, 4 and 10 are (counted from step 2)
+    resumed = StepKeeper(3, tmp_path / "kept", start=2)  # a run resumed after the last epoch takes no step
+    assert (resumed.total, sorted(resumed.steps)) == (10, [0, 4, 10])
     assert sorted(resumed.states(before=10)) == [0]
     assert all(torch.equal(resumed.states(before=10)[0][k], v) for k, v in half_state(model).items())
 
@@ -69,7 +82,8 @@ def test_a_trained_model_keeps_the_steps_it_says_each_loading_with_its_own_logit
     metrics = load_model(trained_toy_model_dir, device="cpu").metrics
     epochs = metrics["arguments"]["epochs"]
     final = index["total_steps"] * metrics["best_epoch"] // epochs  # the shipped epoch's last step
-    planned = [step for step in kept_steps(index["total_steps"], KEEP) if step < final] + [final]
+    start = ema_horizon(metrics["arguments"]["ema_decay"])
+    planned = [step for step in kept_steps(index["total_steps"], KEEP, start) if step < final] + [final]
     checkpoints = list_checkpoints(trained_toy_model_dir)
     assert [c.step for c in checkpoints] == index["steps"] == planned and index["final_step"] == final
     assert len(planned) >= 6 and index["dtype"] == "float16"
