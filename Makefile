@@ -74,8 +74,8 @@ attack: install
 	HF_HUB_OFFLINE=1 $(BIN)/python -m benchmarks.attack
 
 ## make train: retrain the bundled checkpoint from the data folder (README: "The model"), keeping KEEP_STEPS checkpoints
-# 3 checkpoints (steps 0, 4,366 and the final 19,064 = the model itself): 10.5 MB of assets at the bundled size; the Hub's
-# branches take any number (python -m transformer.train's default, 12, is 58 MB)
+# 3 checkpoints (steps 0, about 4,400 and the final, about 19,000 = the model itself): 10.5 MB of assets at the
+# bundled size; the Hub's branches take any number (python -m transformer.train's default, 12, is 58 MB)
 KEEP_STEPS ?= 3
 train: install
 	$(BIN)/python -m transformer.train --data-dir $(DATA_DIR) --output-dir assets/model --threads 1 --keep-steps $(KEEP_STEPS)

@@ -4,7 +4,7 @@ The steps are log-spaced from 0 (the weights before the first optimiser step) to
 at first. Each kept state is the one the run scores and ships (the EMA of the weights when there is one), cast to
 float16: 2.45 M parameters of the bundled size are 4.9 MB each, against 9.8 MB in float32. An EMA of decay d still
 holds the initial weights at d ** step (0.87 at step 140 with the bundled 0.999), so the spacing counts from its
-horizon, 1 / (1 - d) steps (``ema_horizon``): the bundled recipe's three are steps 0, 4,366 and 19,064. Counted
+horizon, 1 / (1 - d) steps (``ema_horizon``): a run of 19,064 steps keeps 0, 4,366 and 19,064. Counted
 from step 1, a full-size run's middle one was step 144 of 20,598, and it read five sentences within 0.02 of step 0.
 
 They are written to the resumable state folder (``--checkpoint-dir``) as the run goes, so a resumed run keeps the
