@@ -44,9 +44,20 @@ def read_at_checkpoints(
     return CheckpointReadings(torch.stack(probabilities), torch.stack(attentions), maps)  # (K, C), (K, N, N)
 
 
-def settled_index(predicted: Sequence[int]) -> int:
-    """The first checkpoint (its index) from which the predicted class stays the final checkpoint's to the end."""
-    index = len(predicted) - 1
-    while index > 0 and predicted[index - 1] == predicted[-1]:
+def settled_index(probabilities: torch.Tensor, margin: float) -> int:
+    """The first checkpoint (its index) from which every reading to the end agrees with the final one: the same
+    class and, where the final reading is a clear opinion (its two likeliest classes at least ``margin`` apart), a
+    clear one too. An untrained model leans by chance: by class alone, "The film was not good." read at P(negative)
+    0.51 by random weights would have settled at step 0.
+
+    Shape:
+        probabilities: (K, C), oldest first.
+    """
+    likeliest = probabilities.topk(2, dim=-1).values  # (K, 2)
+    clear = likeliest[:, 0] - likeliest[:, 1] >= margin  # (K,)
+    predicted = probabilities.argmax(dim=-1)  # (K,)
+    agrees = ((predicted == predicted[-1]) & (clear | ~clear[-1])).tolist()
+    index = len(agrees) - 1
+    while index > 0 and agrees[index - 1]:
         index -= 1
     return index

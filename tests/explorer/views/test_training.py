@@ -13,6 +13,7 @@ from tiny import write_checkpointed_model, write_dev_sets
 from transformer.artifacts import write_training
 from transformer.explain.training import settled_index
 from transformer.explorer import runner
+from transformer.explorer.analysis import NO_OPINION_MARGIN
 from transformer.explorer.corpus import data_folder, model_files
 from transformer.explorer.drawing.figures import shown_values
 from transformer.explorer.page import api
@@ -24,10 +25,22 @@ STEPS = [0, 4, 9]  # what app_fixtures.write_model_dir keeps
 
 
 @pytest.mark.parametrize(
-    ("predicted", "settled"), [([0, 1, 0, 1, 1], 3), ([1, 1, 1], 0), ([0], 0), ([1, 0], 1), ([0, 0, 1, 0], 3)]
+    ("positive", "settled"),
+    [
+        ([0.1, 0.9, 0.2, 0.8, 0.9], 3),
+        ([0.9, 0.8, 0.95], 0),
+        ([0.3], 0),
+        ([0.9, 0.1], 1),
+        ([0.2, 0.1, 0.9, 0.2], 3),
+        ([0.49, 0.1, 0.03], 1),  # step 0 leans negative by chance: not yet the final model's clear opinion
+        ([0.51, 0.625, 0.9], 1),  # a difference of exactly the margin (0.625 against 0.375, exact in binary) is clear
+        ([0.51, 0.62, 0.9], 2),  # just inside the margin is not
+        ([0.2, 0.45, 0.55, 0.52], 2),  # the final reading has no clear opinion: its class alone counts
+    ],
 )
-def test_the_prediction_settles_where_it_last_becomes_the_final_class(predicted, settled):
-    assert settled_index(predicted) == settled
+def test_the_prediction_settles_where_it_last_becomes_the_final_clear_opinion(positive, settled):
+    probabilities = torch.tensor([[1 - p, p] for p in positive], dtype=torch.float64)  # (K, 2)
+    assert settled_index(probabilities, 0.25) == settled
 
 
 def test_the_endpoint_reads_the_sentence_at_every_checkpoint_and_its_last_point_is_predict(app):
@@ -38,7 +51,7 @@ def test_the_endpoint_reads_the_sentence_at_every_checkpoint_and_its_last_point_
     final = [predicted["negative"], predicted["positive"]]
     np.testing.assert_allclose(probabilities[-1], final, atol=6e-5)  # /predict rounds to 4 decimals
     assert not np.allclose(probabilities[0], probabilities[1]) and not np.allclose(probabilities[1], probabilities[2])
-    settled = settled_index(probabilities.argmax(axis=1).tolist())
+    settled = settled_index(torch.from_numpy(probabilities), NO_OPINION_MARGIN)
     assert answer["settled_step"] == STEPS[settled]
     attentions = np.array(answer["attentions"])  # (K, N, N)
     assert attentions.shape[0] == 3 and np.allclose(attentions.sum(axis=-1), 1, atol=1e-4)

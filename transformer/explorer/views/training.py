@@ -22,7 +22,7 @@ import torch
 from ...explain.embedding_map import EmbeddingsView
 from ...explain.training import read_at_checkpoints, settled_index
 from .. import runner
-from ..analysis import Analysis
+from ..analysis import NO_OPINION_MARGIN, Analysis
 from ..corpus import model_files
 from ..corpus.on_demand import ModelArtifact
 from ..drawing.attention_maps import attention_heatmap
@@ -35,7 +35,8 @@ TITLE = "Training"
 MAX_CHECKPOINTS = 100  # the slider's and the address's most; a model keeps a handful (``--keep-steps``, 12)
 SETTLES = (
     "The prediction **settles** at the first checkpoint from which the predicted class stays the final model's to the "
-    "end of training."
+    "end of training, with a clear opinion where the final model has one (its two likeliest classes at least "
+    f"{NO_OPINION_MARGIN:g} apart): random weights lean one way or the other by chance."
 )
 TRAINING = ModelArtifact(model_files.TRAINING_FILE)  # training.json, made by python -m transformer.artifacts
 
@@ -60,7 +61,7 @@ class TrainingView:
     @property
     def settled(self) -> int:
         """The checkpoint (its index) where the prediction settles (``explain.training.settled_index``)."""
-        return settled_index(self.probabilities.argmax(dim=-1).tolist())
+        return settled_index(self.probabilities, NO_OPINION_MARGIN)
 
 
 def training_view(model, tokenizer, result: Analysis, layer=1, head=1) -> TrainingView:
@@ -116,9 +117,10 @@ def training(text: str, layer: int = 1, head: int = 1) -> dict:
 
     Returns:
         {"tokens", "label_names", "steps", "probabilities": [checkpoint][class], "settled_step" (the first checkpoint
-        from which the predicted class stays the final one), "layer", "head", "attentions": [checkpoint][query][key],
-        "capabilities": [checkpoint][{"part", "capability", "failure_rate"}] and "roles": [checkpoint][layer][head]
-        from training.json (null when it was not made)}. A model without checkpoints answers an error saying so.
+        from which the predicted class stays the final one, clearly where the final one is clear), "layer", "head",
+        "attentions": [checkpoint][query][key], "capabilities": [checkpoint][{"part", "capability",
+        "failure_rate"}] and "roles": [checkpoint][layer][head] from training.json (null when it was not made)}. A
+        model without checkpoints answers an error saying so.
     """
     return runner.api_view(training_answer, text, layer=layer, head=head)
 
