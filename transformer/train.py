@@ -333,10 +333,8 @@ def main(argv: list[str] | None = None) -> dict:
         )
         targets = (1 - args.distill_weight) * labelled + args.distill_weight * ensemble
     student = build(args.seed)
-    keeper = None
-    if args.keep_steps:  # its states go with the resumable state, so a resumed run keeps the same ones
-        folder = checkpoints.folder and checkpoints.folder / "kept"
-        keeper = StepKeeper(args.keep_steps, folder, start=ema_horizon(args.ema_decay))
+    kept_dir = checkpoints.folder and checkpoints.folder / "kept"  # beside the resumable state: resumed, kept the same
+    keeper = StepKeeper(args.keep_steps, kept_dir, start=ema_horizon(args.ema_decay)) if args.keep_steps else None
     history = train_classifier("student", student, targets, setup, score, schedule, checkpoints, keeper)
 
     student.eval()
