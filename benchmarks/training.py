@@ -105,12 +105,12 @@ def run(rounds: int = 5) -> list[str]:
     """The bundled model's own checkpoints when it ships them, then 12 of random weights at its size."""
     torch.set_num_threads(1)  # as app.py
     header = f"torch {torch.__version__}, {torch.get_num_threads()} thread; medians of {rounds} rounds (slider: 30)"
-    lines = [header]
+    lines, tokenizer = [header], bundled_tokenizer()
     if list_checkpoints(DEFAULT_MODEL_DIR):
-        lines += ["the bundled model's:", *time_checkpoints(DEFAULT_MODEL_DIR, bundled_tokenizer(), rounds)]
+        lines += ["the bundled model's:", *time_checkpoints(DEFAULT_MODEL_DIR, tokenizer, rounds)]
     with tempfile.TemporaryDirectory() as scratch:
-        folder = write_folder(Path(scratch) / "model", bundled_tokenizer())
-        lines += [f"{KEEP} of random weights at its size:", *time_checkpoints(folder, bundled_tokenizer(), rounds)]
+        folder = write_folder(Path(scratch) / "model", tokenizer)
+        lines += [f"{KEEP} of random weights at its size:", *time_checkpoints(folder, tokenizer, rounds)]
     return lines
 
 
