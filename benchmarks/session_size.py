@@ -19,7 +19,7 @@ import gradio as gr
 import httpx
 import orjson
 
-from transformer.explorer.serving import sessions
+from transformer.explorer.serving import gradio_seam, sessions
 
 from .browser import sentence
 
@@ -65,7 +65,7 @@ def main() -> None:
                 f"freed when it is dropped {freed / 1e6:.2f} MB"
             )
     finally:
-        app.demo.close()
+        gradio_seam.close_served(app.demo)
 
 
 def visit(http: httpx.Client, url: str, demo, first_word: str) -> str:

@@ -39,6 +39,7 @@ from tiny import tiny_model  # noqa: E402
 from tokenizers import Tokenizer  # noqa: E402
 
 from transformer import TransformerClassifier  # noqa: E402
+from transformer.explorer.serving import gradio_seam  # noqa: E402
 from transformer.tokenizer import train_tokenizer  # noqa: E402
 
 if "OMP_NUM_THREADS" not in os.environ:
@@ -238,7 +239,7 @@ def serving(demo, **settings) -> Iterator[str]:
     try:
         yield demo.local_url
     finally:
-        demo.close()
+        gradio_seam.close_served(demo)  # not demo.close(): a closing page's heartbeat races it
 
 
 @contextlib.contextmanager

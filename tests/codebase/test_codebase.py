@@ -282,7 +282,7 @@ def test_make_lint_type_checks_the_interface_the_explanations_the_hub_and_the_ex
 GRADIO_PRIVATE = [  # Gradio's internals: its queue's and blocks' records, and modules outside its documented API
     *["._queue", "event_ids_to_events", "state_holder", "_api_info", "router.routes", "queue.push"],
     *["pending_event_ids_session", "pending_messages_per_session", "event_queue_per_concurrency_id", "active_jobs"],
-    *["send_message", "preprocess_data", "temp_file_sets", "server.config", "LocalContext"],
+    *["send_message", "preprocess_data", "temp_file_sets", "server.config", "LocalContext", "stop_event"],
     *["gradio.utils", "gradio.context", "gradio.queueing", "gradio.data_classes", "gradio.server_messages"],
 ]
 SEAM = EXPLORER / "serving" / "gradio_seam.py"

@@ -5,6 +5,7 @@ fails here, in a test named after the seam."""
 import asyncio
 import inspect
 import json
+import threading
 
 import gradio as gr
 import httpx
@@ -118,6 +119,34 @@ def test_seam_gradio_s_page_files_are_the_folder_its_assets_route_serves():
     folder = gradio_seam.frontend_assets()
     assert str(folder) == route_utils.BUILD_PATH_LIB  # what ``GET /assets/<name>`` joins the name to
     assert list(folder.glob("index-*.js")) and list(folder.glob("PlotlyPlot-*.js"))
+
+
+class NotedStopEvent(asyncio.Event):
+    """A stop event that notes the thread that set it."""
+
+    def __init__(self):
+        super().__init__()
+        self.set_by: list[threading.Thread] = []
+
+    def set(self):
+        if not self.is_set():
+            self.set_by.append(threading.current_thread())
+        super().set()
+
+
+@pytest.mark.served
+def test_seam_a_served_page_closes_with_its_stop_event_set_on_the_servers_loop():
+    """``Blocks.close`` sets ``App.stop_event`` from the calling thread, where it races a heartbeat cancelled on the
+    server's loop; ``close_served`` sets it on that loop (the server's thread), and the page closes."""
+    demo = shouting_page()
+    with serving(demo) as url:
+        stop = demo.app.stop_event = NotedStopEvent()  # what the heartbeat route and Blocks.close read
+        with httpx.stream("GET", f"{url}gradio_api/heartbeat/seam", timeout=30) as heartbeat:
+            assert next(heartbeat.iter_raw()).startswith(b"data: ALIVE")  # a heartbeat waits on the event
+            gradio_seam.close_served(demo)
+        assert stop.set_by == [demo.server.thread] and not demo.is_running
+        with pytest.raises(httpx.ConnectError):
+            httpx.get(url, timeout=5)
 
 
 def test_seam_push_is_the_queues_coroutine_that_takes_each_job():

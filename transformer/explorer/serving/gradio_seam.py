@@ -50,6 +50,11 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   shutdown; pruned exports are forgotten so the sets do not grow for weeks.
 - **The server's settings** (``server_config_of``: ``Blocks.server.config``, uvicorn's ``Config``). Keep-alive and
   per-connection deadlines; ``launch()`` takes no uvicorn settings.
+- **Closing a served page from another thread** (``close_served``: ``App.stop_event``, ``Blocks.server.servers``,
+  uvicorn's listening sockets). ``Blocks.close`` sets the app's stop event, an ``asyncio.Event`` of the server's loop,
+  from the calling thread; a heartbeat whose page closed at that moment is cancelled on the loop, and the event's
+  ``set`` raises ``InvalidStateError`` or ``RuntimeError`` (deque mutated) in the caller. The tests and benchmarks
+  that serve the page in-process close it here; the Space never closes it.
 - **The running event** (``current_event_id``: ``gradio.context.LocalContext.event_id``). A cancelled event's model
   passes stop; an event handler is not told its own id.
 - **The page's configuration** (``pass_config_through``: ``Blocks.get_config_file``). The configuration the page
@@ -71,6 +76,9 @@ contract test names.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
+import contextlib
 import importlib.resources
 from collections.abc import Callable
 from pathlib import Path
@@ -88,6 +96,7 @@ __all__ = [
     "SessionState",
     "StateHolder",
     "after_each_push",
+    "close_served",
     "current_event_id",
     "describe_on_api_page",
     "docstring_parts",
@@ -255,6 +264,25 @@ def returned_file_sets(blocks) -> list[set]:
 def server_config_of(blocks) -> Any | None:
     """The uvicorn ``Config`` of the server ``blocks`` runs on, or None before it has one."""
     return getattr(getattr(blocks, "server", None), "config", None)
+
+
+def close_served(blocks, wait_s: float = 10.0) -> None:
+    """Close ``blocks``, launched with ``prevent_thread_lock`` and served on a thread of its own, from this thread.
+
+    Its stop event is set first on the server's loop, where the heartbeats that wait on it are cancelled, so
+    ``Blocks.close`` finds it set and leaves it. A loop that has stopped runs no heartbeat: ``wait_s`` bounds the wait
+    for one that stops meanwhile."""
+    listening = getattr(getattr(blocks, "server", None), "servers", None) or []
+    loop = listening[0].get_loop() if listening else None
+    if loop is not None and loop.is_running():
+
+        async def set_stop_event() -> None:
+            blocks.app.stop_event.set()
+
+        # a loop that stops before it runs this leaves nothing waiting on the event
+        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+            asyncio.run_coroutine_threadsafe(set_stop_event(), loop).result(timeout=wait_s)
+    blocks.close()
 
 
 def current_event_id() -> str | None:
