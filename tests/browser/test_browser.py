@@ -1,8 +1,8 @@
 """The explorer in a real browser: Debian's Chromium driven by Playwright (never a downloaded browser).
 
 Set UPDATE_SCREENSHOT=1 to also refresh the README's screenshots (``SCREENSHOTS``) from the bundled model: the page,
-its dark twin, the Head atlas, Walkthrough, Behaviour, Patching and Routes tabs, and the Attributions tab's faithfulness
-figure.
+its dark twin, the Head atlas, Walkthrough, Behaviour, Patching, Routes and Training tabs, and the Attributions tab's
+faithfulness figure.
 """
 
 import io
@@ -34,12 +34,14 @@ SCREENSHOTS = {
     "patching": ROOT / "assets" / "screenshot-patching.png",
     "norms": ROOT / "assets" / "screenshot-norms.png",
     "routes": ROOT / "assets" / "screenshot-routes.png",
+    "training": ROOT / "assets" / "screenshot-training.png",
 }
 PARTS = {  # the shots of one part of the page: from the first element's top to the last one's bottom
     "faithfulness": ("#faithfulness-summary", "#faithfulness-plot"),
     "behaviour": ("#behaviour-figures", "#behaviour-table"),
     "patching": ("#patching-a", "#patching-heads"),  # the heads grid is taller than the readout beside it
     "routes": ("#routes-plot", "#routes-check"),  # the graph, then its top head's estimate and measured knockout
+    "training": ("#training-summary", "#training-attention"),  # the curve, then the head at the middle checkpoint
 }
 
 # ``browser`` and ``page`` (tests/conftest.py) skip where Chromium is missing
@@ -220,6 +222,7 @@ def test_routes_tab_shows_the_graphs_estimate_beside_the_measured_knockout_of_th
 
 
 ROUTES_EXAMPLE = "The plot is thin, but the cast is great."  # the README's Routes example, on the bundled model
+TRAINING_EXAMPLE = ("The film was not good.", 1, 2)  # the README's sentence across training, and the head it names
 
 
 @pytest.mark.skipif(os.environ.get("UPDATE_SCREENSHOT") != "1", reason="set UPDATE_SCREENSHOT=1 to refresh it")
@@ -256,8 +259,14 @@ def test_update_screenshot_of_the_bundled_model(browser, shot):
             page.goto(f"{served}?text={quote(ROUTES_EXAMPLE)}&view=routes")
             wait_for_text(page, "#routes-check", "graph's estimate", "measured knockout")
             page.locator("#routes-plot .main-svg").first.wait_for()
+        elif shot == "training":  # the README's sentence at the bundled model's middle checkpoint
+            sentence, layer, head = TRAINING_EXAMPLE
+            controls = f"training_layer={layer}&training_head={head}&training_point=2"
+            page.goto(f"{served}?text={quote(sentence)}&view=training&{controls}")
+            wait_for_text(page, "#training-summary", "settles at step")
+            wait_for_text(page, "#training-attention", f"Layer {layer}, head {head} at step")
         elif shot == "norms":  # the README's head on sentence A of its example pair, weighted by what it moves
-            page.goto(f"{served}?text={quote('The film was really good.')}&layer=2&head=3&weighting=norms")
+            page.goto(f"{served}?text={quote('The film was really good.')}&layer=1&head=2&weighting=norms")
             wait_for_heatmap_with(page, "weight × ‖f(x)‖")
         elif shot == "walkthrough":
             page.goto(f"{served}?text={text}&view=walkthrough&step=6&walk_layer=1&walk_head=2")

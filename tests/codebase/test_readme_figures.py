@@ -3,7 +3,8 @@ is checked here against what produced it, so a retrained model fails this module
 
 - the faithfulness table against ``assets/model/faithfulness.json``;
 - the accuracy table and the neutral-statement figures against ``assets/model/metrics.json``;
-- the patching paragraph against a patching run of its own pair, and its head against the model's attention.
+- the patching paragraph against a patching run of its own pair, and its head against the model's attention;
+- the training paragraph against the bundled checkpoints' reading of its sentence and ``training.json``'s roles.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 
+from transformer.checkpoints import list_checkpoints
 from transformer.explain.layer_readout import layer_readout
 from transformer.explain.patching import activation_patching
-from transformer.explorer.analysis import analyze, sentence_ids
+from transformer.explain.training import read_at_checkpoints, settled_index
+from transformer.explorer.analysis import NO_OPINION_MARGIN, analyze, sentence_ids
 from transformer.explorer.views import routes
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
 
@@ -96,9 +100,9 @@ def test_the_patching_paragraph_is_a_patching_run_of_its_pair(bundled):
     patched = activation_patching(model, ids["A"], ids["B"], "b_into_a").restored  # (L + 1, N)
     readout = {name: layer_readout(model, ids[name]).softmax(dim=-1)[:, 1].tolist() for name in PAIR}
     result = analyses["A"]
-    head = result.attentions[1, 2]  # layer 2, head 3: (N, N)
+    head = result.attentions[0, 1]  # layer 1, head 2: (N, N)
     good = result.tokens.index("good")
-    moved = head * result.value_norms[1, 2][None, :]  # weight × ‖f(x_j)‖
+    moved = head * result.value_norms[0, 1][None, :]  # weight × ‖f(x_j)‖
     moved = moved / moved.sum(axis=-1, keepdims=True)
     after_layer_2 = patched[2].numpy()
     expected = [
@@ -137,4 +141,26 @@ def test_the_routes_paragraph_is_a_routes_run_and_each_heads_knockout(bundled):
     said = paragraph("**How the decision travels.**")
     assert f"ranks layer {top[1]} head {top[-1]} first" in said and max(drops, key=drops.get) == top
     expected = [result.probabilities[1], share, checks[top].probability, checks[top].knocked_out, spearman]
+    assert figures(said) == pytest.approx(expected, abs=0.005 + 1e-9), said
+
+
+TRAINING = ("The film was not good.", 1, 2, "not")  # the README's sentence across training, the head it names, a token
+
+
+def test_the_training_paragraph_is_the_bundled_checkpoints_reading_of_its_sentence(bundled):
+    """P(positive) at each kept checkpoint and the step where it settles (as the Training tab reads them), the named
+    head's mean weight on the named token at each, and that head's role at each in training.json."""
+    checkpoints = list_checkpoints(DEFAULT_MODEL_DIR)
+    models = [load_model(checkpoint.source, device="cpu").model for checkpoint in checkpoints]
+    sentence, layer, head, token = TRAINING
+    result = analyze(bundled.model, bundled.tokenizer, sentence)
+    readings = read_at_checkpoints(models, torch.tensor([result.token_ids]), result.tokens, layer - 1, head - 1)
+    on_token = readings.attentions[:, :, result.tokens.index(token)].mean(dim=-1)  # (K,): over the queries
+    steps = [checkpoint.step for checkpoint in checkpoints]
+    settled = steps[settled_index(readings.probabilities, NO_OPINION_MARGIN)]
+    roles = [stored["roles"][layer - 1][head - 1] for stored in artifact("training.json")["checkpoints"]]
+    said = paragraph("**How it learned.**")
+    assert f"Layer {layer} head {head}" in said and f"`{token}`" in said and f"settles at step {settled:,}" in said
+    assert all(f"{step:,}" in said for step in steps) and all(f'"{role}"' in said for role in roles)
+    expected = [*readings.probabilities[:, 1].tolist(), *on_token.tolist()]
     assert figures(said) == pytest.approx(expected, abs=0.005 + 1e-9), said

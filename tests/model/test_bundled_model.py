@@ -28,26 +28,27 @@ MAX_BYTES = 25 * 1000 * 1000  # the size limit the project set for assets/model
 # Floors against shipping a broken model, one per selection set: each is the shipped model's accuracy in
 # assets/model/metrics.json minus a margin of about two points. The README reports the figures themselves.
 DEV_FLOORS = {
-    "sst2": 0.795,  # shipped 0.817
-    "yelp": 0.94,  # shipped 0.961
-    "pros_cons": 0.905,  # shipped 0.925
-    "tweets": 0.755,  # shipped 0.777
-    "cad": 0.85,  # shipped 0.870 (originals and edits); the model before CAD scored 0.780
-    "imdb": 0.845,  # shipped 0.867
-    "ood": 0.895,  # shipped 0.917; the SST-2-only model scored 0.793
+    "sst2": 0.80,  # shipped 0.819
+    "yelp": 0.94,  # shipped 0.962
+    "pros_cons": 0.91,  # shipped 0.929
+    "tweets": 0.755,  # shipped 0.774
+    "cad": 0.85,  # shipped 0.872 (originals and edits); the model before CAD scored 0.780
+    "imdb": 0.855,  # shipped 0.874
+    "ood": 0.905,  # shipped 0.926; the SST-2-only model scored 0.793
 }
-EVERYDAY_FLOOR = 0.855  # benchmarks/everyday_sentences.tsv: shipped 0.879; the model before it 0.869
+EVERYDAY_FLOOR = 0.845  # benchmarks/everyday_sentences.tsv: shipped 0.869; the seed-0 run before it 0.879
 # Ceilings on the behavioural suite's test part (committed, so these run without the data folder): the
 # shipped model's failure rates in metrics.json plus a margin; the README reports the figures themselves.
-BEHAVIOUR_CEILINGS = {  # shipped: 16.3 %, 15.5 %, 17.0 %, 7.0 %, 8.2 %, 6.4 %; the legacy model 1.6 %, 16.8 %, 0, 9.8 %
-    "negation": 0.20,
-    "negation at a distance": 0.19,
-    "expectation denied": 0.21,
+BEHAVIOUR_CEILINGS = {  # shipped: 1.3 %, 22.5 %, 0.7 %, 6.8 %, 0.4 %, 6.1 %; the seed-0 run before it 16.3 %, 15.5 %,
+    # 17.0 %, 7.0 %, 8.2 %, 6.4 %
+    "negation": 0.05,
+    "negation at a distance": 0.26,
+    "expectation denied": 0.04,
     "contrast": 0.10,
-    "vocabulary": 0.11,
+    "vocabulary": 0.04,
     "robustness": 0.09,
 }
-IDENTITY_CEILINGS = {"swap_changes_class": 0.17, "median_spread": 0.06}  # shipped 13.3 %, 0.040
+IDENTITY_CEILINGS = {"swap_changes_class": 0.17, "median_spread": 0.06}  # shipped 14.4 %, 0.029
 # Words of product and restaurant reviews that the tokenizer should keep whole, now that it learns from them.
 ONE_TOKEN_WORDS = ["phone", "battery", "staff", "delicious", "comfortable", "recommend", "refund", "waiter"]
 

@@ -1,6 +1,7 @@
 """Listing a model's checkpoints, in its folder or as a Hub repo's branches (offline, from a cache laid out here),
 and loading each with its own weights."""
 
+import itertools
 import json
 import os
 import subprocess
@@ -9,10 +10,20 @@ from pathlib import Path
 
 import torch
 from hub_checkpoints import COMMIT, lay_out_hub_cache
+from safetensors.torch import load_file
 from tiny import write_checkpointed_model
 
-from transformer.checkpoints import Checkpoint, branch_name, folder_name, list_checkpoints, step_of
+from transformer.checkpoints import (
+    CHECKPOINTS_DIR,
+    INDEX_FILE,
+    Checkpoint,
+    branch_name,
+    folder_name,
+    list_checkpoints,
+    step_of,
+)
 from transformer.loading import DEFAULT_MODEL_DIR, load_model
+from transformer.training.kept_steps import ema_horizon, kept_steps
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 OTHER_COMMIT = "fedcba9876543210fedcba9876543210fedcba98"
@@ -40,7 +51,46 @@ def test_a_folder_lists_its_checkpoints_the_last_being_the_folder_itself(tmp_pat
 
 
 def test_a_model_without_checkpoints_lists_none(tiny_model_dir):
-    assert list_checkpoints(tiny_model_dir) == [] and list_checkpoints(DEFAULT_MODEL_DIR) == []
+    assert list_checkpoints(tiny_model_dir) == []
+
+
+BUNDLED_KEEP = 3  # make train's KEEP_STEPS
+BUNDLED_MAX_BYTES = 15 * 1000 * 1000  # issue 57's budget for the bundled checkpoints
+SENTENCES = ["The film was not good.", "A wonderful, moving story.", "I hated every minute of it."]
+
+
+def test_the_bundled_model_ships_make_train_s_checkpoints_the_last_being_the_model_itself():
+    checkpoints = list_checkpoints(DEFAULT_MODEL_DIR)
+    index = json.loads((DEFAULT_MODEL_DIR / CHECKPOINTS_DIR / INDEX_FILE).read_text(encoding="utf-8"))
+    arguments = json.loads((DEFAULT_MODEL_DIR / "metrics.json").read_text(encoding="utf-8"))["arguments"]
+    start = ema_horizon(arguments["ema_decay"])
+    assert [c.step for c in checkpoints] == index["steps"] == kept_steps(index["total_steps"], BUNDLED_KEEP, start)
+    assert checkpoints[-1] == Checkpoint(index["final_step"], str(DEFAULT_MODEL_DIR)) and index["dtype"] == "float16"
+    earlier = [Path(c.source) for c in checkpoints[:-1]]
+    on_disk = [path for folder in earlier for path in folder.iterdir()]
+    assert sum(path.stat().st_size for path in on_disk) <= BUNDLED_MAX_BYTES
+    for folder in earlier:  # the model's tokenizer and configuration, its weights in float16
+        assert (folder / "tokenizer.json").read_bytes() == (DEFAULT_MODEL_DIR / "tokenizer.json").read_bytes()
+        config, model_config = (json.loads((f / "config.json").read_text()) for f in (folder, DEFAULT_MODEL_DIR))
+        assert {k: v for k, v in config.items() if k != "torch_dtype"} == {
+            k: v for k, v in model_config.items() if k != "torch_dtype"
+        }
+        assert {t.dtype for t in load_file(str(folder / "model.safetensors")).values() if t.is_floating_point()} == {
+            torch.float16
+        }
+
+
+def test_the_bundled_checkpoints_read_sentences_as_training_went():
+    positive = []
+    for checkpoint in list_checkpoints(DEFAULT_MODEL_DIR):
+        loaded = load_model(checkpoint.source, device="cpu")
+        ids = [torch.tensor([loaded.tokenizer.encode(text).ids]) for text in SENTENCES]  # (1, N) each
+        with torch.no_grad():
+            positive.append([torch.softmax(loaded.model(i)[0], -1)[1].item() for i in ids])
+    first, *_, last = positive
+    assert all(abs(p - 0.5) < 0.1 for p in first)  # step 0: the initial weights read every sentence near even
+    assert [p > 0.5 for p in last] == [False, True, False]  # the shipped model reads them right
+    assert all(a != b for a, b in itertools.pairwise(positive))  # each checkpoint its own weights
 
 
 HUB_SCRIPT = """
