@@ -91,7 +91,7 @@ evaluate: install
 	$(BIN)/python -m transformer.behaviour --model assets/model
 	$(BIN)/python -m transformer.probe --model assets/model
 
-## make artifacts: head_atlas.json, errors.json, behaviour.json and faithfulness.json next to the bundled model (after
+## make artifacts: head_atlas.json, errors.json, behaviour.json, faithfulness.json and training.json next to the bundled model (after
 ## make train), or next to another model folder: make artifacts MODEL=path/to/folder ARTIFACT_ARGS="--sentences 200"
 artifacts: install
 	$(BIN)/python -m transformer.artifacts --model $(MODEL) --data-dir $(DATA_DIR) $(ARTIFACT_ARGS)

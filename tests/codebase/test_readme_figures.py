@@ -161,6 +161,6 @@ def test_the_training_paragraph_is_the_bundled_checkpoints_reading_of_its_senten
     roles = [stored["roles"][layer - 1][head - 1] for stored in artifact("training.json")["checkpoints"]]
     said = paragraph("**How it learned.**")
     assert f"Layer {layer} head {head}" in said and f"`{token}`" in said and f"settles at step {settled:,}" in said
-    assert all(f"{step:,}" in said for step in steps) and all(f'"{role}"' in said for role in roles)
+    assert all(f"step {step:,}" in said for step in steps) and all(f'"{role}"' in said for role in roles)
     expected = [*readings.probabilities[:, 1].tolist(), *on_token.tolist()]
     assert figures(said) == pytest.approx(expected, abs=0.005 + 1e-9), said

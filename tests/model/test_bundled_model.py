@@ -30,7 +30,7 @@ MAX_BYTES = 25 * 1000 * 1000  # the size limit the project set for assets/model
 DEV_FLOORS = {
     "sst2": 0.80,  # shipped 0.819
     "yelp": 0.94,  # shipped 0.962
-    "pros_cons": 0.91,  # shipped 0.929
+    "pros_cons": 0.91,  # shipped 0.9285
     "tweets": 0.755,  # shipped 0.774
     "cad": 0.85,  # shipped 0.872 (originals and edits); the model before CAD scored 0.780
     "imdb": 0.855,  # shipped 0.874

@@ -4,6 +4,7 @@ and loading each with its own weights."""
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,7 +55,7 @@ def test_a_model_without_checkpoints_lists_none(tiny_model_dir):
     assert list_checkpoints(tiny_model_dir) == []
 
 
-BUNDLED_KEEP = 3  # make train's KEEP_STEPS
+MAKEFILE = Path(__file__).resolve().parents[2] / "Makefile"
 BUNDLED_MAX_BYTES = 15 * 1000 * 1000  # issue 57's budget for the bundled checkpoints
 SENTENCES = ["The film was not good.", "A wonderful, moving story.", "I hated every minute of it."]
 
@@ -64,7 +65,9 @@ def test_the_bundled_model_ships_make_train_s_checkpoints_the_last_being_the_mod
     index = json.loads((DEFAULT_MODEL_DIR / CHECKPOINTS_DIR / INDEX_FILE).read_text(encoding="utf-8"))
     arguments = json.loads((DEFAULT_MODEL_DIR / "metrics.json").read_text(encoding="utf-8"))["arguments"]
     start = ema_horizon(arguments["ema_decay"])
-    assert [c.step for c in checkpoints] == index["steps"] == kept_steps(index["total_steps"], BUNDLED_KEEP, start)
+    make_train_keeps = int(re.search(r"^KEEP_STEPS \?= (\d+)$", MAKEFILE.read_text(encoding="utf-8"), re.M).group(1))
+    assert arguments["keep_steps"] == make_train_keeps
+    assert [c.step for c in checkpoints] == index["steps"] == kept_steps(index["total_steps"], make_train_keeps, start)
     assert checkpoints[-1] == Checkpoint(index["final_step"], str(DEFAULT_MODEL_DIR)) and index["dtype"] == "float16"
     earlier = [Path(c.source) for c in checkpoints[:-1]]
     on_disk = [path for folder in earlier for path in folder.iterdir()]
@@ -86,7 +89,7 @@ def test_the_bundled_checkpoints_read_sentences_as_training_went():
         loaded = load_model(checkpoint.source, device="cpu")
         ids = [torch.tensor([loaded.tokenizer.encode(text).ids]) for text in SENTENCES]  # (1, N) each
         with torch.no_grad():
-            positive.append([torch.softmax(loaded.model(i)[0], -1)[1].item() for i in ids])
+            positive.append([torch.softmax(loaded.model(i)[0], -1)[1].item() for i in ids])  # logits (C,)
     first, *_, last = positive
     assert all(abs(p - 0.5) < 0.1 for p in first)  # step 0: the initial weights read every sentence near even
     assert [p > 0.5 for p in last] == [False, True, False]  # the shipped model reads them right

@@ -78,7 +78,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import contextlib
 import importlib.resources
 from collections.abc import Callable
 from pathlib import Path
@@ -270,19 +269,33 @@ def close_served(blocks, wait_s: float = 10.0) -> None:
     """Close ``blocks``, launched with ``prevent_thread_lock`` and served on a thread of its own, from this thread.
 
     Its stop event is set first on the server's loop, where the heartbeats that wait on it are cancelled, so
-    ``Blocks.close`` finds it set and leaves it. A loop that has stopped runs no heartbeat: ``wait_s`` bounds the wait
-    for one that stops meanwhile."""
+    ``Blocks.close`` finds it set and leaves it; ``Blocks.close`` runs whatever happens before it. A loop that has
+    stopped runs no heartbeat: ``wait_s`` bounds the wait for one that stops meanwhile. A page that an earlier
+    ``Blocks.close`` left half closed (not running) is not closed again: ``Blocks.close`` returns at once."""
     listening = getattr(getattr(blocks, "server", None), "servers", None) or []
     loop = listening[0].get_loop() if listening else None
-    if loop is not None and loop.is_running():
+    try:
+        if loop is not None and loop.is_running():
+            set_on_its_loop(blocks.app.stop_event, loop, wait_s)
+    finally:
+        blocks.close()
 
-        async def set_stop_event() -> None:
-            blocks.app.stop_event.set()
 
-        # a loop that stops before it runs this leaves nothing waiting on the event
-        with contextlib.suppress(concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
-            asyncio.run_coroutine_threadsafe(set_stop_event(), loop).result(timeout=wait_s)
-    blocks.close()
+def set_on_its_loop(event: asyncio.Event, loop: asyncio.AbstractEventLoop, wait_s: float) -> None:
+    """Set ``event`` on ``loop``, from another thread, waiting up to ``wait_s``. A loop that stops or closes first
+    runs nothing that waits on the event, so it is then left unset (and the set that was scheduled, cancelled)."""
+
+    async def set_event() -> None:
+        event.set()
+
+    try:
+        setting = asyncio.run_coroutine_threadsafe(set_event(), loop)
+    except RuntimeError:  # the loop closed since it was seen running
+        return
+    try:
+        setting.result(timeout=wait_s)
+    except (concurrent.futures.TimeoutError, concurrent.futures.CancelledError):
+        setting.cancel()
 
 
 def current_event_id() -> str | None:
