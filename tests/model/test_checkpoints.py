@@ -55,7 +55,7 @@ def test_a_model_without_checkpoints_lists_none(tiny_model_dir):
     assert list_checkpoints(tiny_model_dir) == []
 
 
-MAKEFILE = Path(__file__).resolve().parents[2] / "Makefile"
+MAKEFILE = REPO_ROOT / "Makefile"
 BUNDLED_MAX_BYTES = 15 * 1000 * 1000  # issue 57's budget for the bundled checkpoints
 SENTENCES = ["The film was not good.", "A wonderful, moving story.", "I hated every minute of it."]
 
