@@ -82,7 +82,8 @@ def string_literals(path: Path) -> list[str]:
 
 
 def test_no_javascript_in_python_strings():
-    """The page's JavaScript is in page.js and phone.js; Python passes data (``scripts.call``'s one-line call)."""
+    """The page's JavaScript is in its .js files (``scripts.SCRIPTS``); Python passes data (``scripts.call``'s one-line
+    call)."""
     found = [
         f"{path.relative_to(ROOT)}: {text[:60]!r}"
         for path in page_sources()

@@ -5,6 +5,7 @@ fails here, in a test named after the seam."""
 import asyncio
 import inspect
 import json
+import re
 import threading
 
 import gradio as gr
@@ -15,6 +16,7 @@ from gradio import route_utils
 from gradio.data_classes import CancelBody
 from gradio.queueing import Event, Queue
 
+from transformer.explorer.page import scripts
 from transformer.explorer.serving import gradio_seam
 
 pytestmark = [  # gradio's queue summarises its events with pandas after each one; pandas 3 warns
@@ -216,6 +218,30 @@ def test_seams_each_replaced_method_and_route_is_called_on_a_request():
         cancel_body = {"session_hash": "s1", "fn_index": index, "event_id": event_id}
         assert http.post(CANCEL, json=cancel_body).status_code == 200 and cancelled == [event_id]
         assert http.get(DEEP_LINK, params={"session_hash": "s1"}).json() == "no link"
+
+
+def answer_stream_head() -> re.Pattern:
+    """``page/answer_stream.js``'s ``HEAD``: an event's message kind and event id, read from its first characters."""
+    source = (scripts.HERE / "answer_stream.js").read_text(encoding="utf-8")
+    return re.compile(re.search(r"const HEAD = /(.+)/;", source).group(1))
+
+
+@pytest.mark.served
+def test_seam_a_stream_of_answers_is_events_named_at_their_head_then_a_close():
+    """The page's seam (``page/answer_stream.js``): every event of a session's stream of answers (``queue/data``)
+    names its kind and event id where the script reads them, an answer's end (``process_completed``) names its
+    event, and with nothing pending the stream's last event is ``close_stream``."""
+    demo, head = shouting_page(), answer_stream_head()
+    with serving(demo) as url, httpx.Client(base_url=url, timeout=60, trust_env=False) as http:
+        (index,) = demo.fns
+        body = {"data": ["hi", None], "fn_index": index, "session_hash": "s1", "event_data": None}
+        event_id = http.post("/gradio_api/queue/join", json=body).raise_for_status().json()["event_id"]
+        with http.stream("GET", "/gradio_api/queue/data", params={"session_hash": "s1"}) as stream:
+            *events, after_last = "".join(stream.iter_text()).split("\n\n")
+    named = [head.match(event) for event in events]
+    assert after_last == "" and all(named), events
+    kinds = [(match[1], match[2]) for match in named]
+    assert ("process_completed", event_id) in kinds and kinds[-1] == ("close_stream", None)
 
 
 @pytest.mark.served

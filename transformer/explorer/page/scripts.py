@@ -1,4 +1,5 @@
-"""The page's JavaScript: ``page.js`` and ``phone.js``, loaded once in the page's ``<head>``, and the calls to them.
+"""The page's JavaScript: ``page.js``, ``answer_stream.js`` (Gradio's stream of answers, kept open while an answer is
+due on it) and ``phone.js``, loaded once in the page's ``<head>`` in that order, and the calls to them.
 
 Python only passes data. ``head`` puts what the scripts need (``address.script_config``: the address's
 parameters, the views' titles, the phone layout's sizes) in ``window.explorerConfig`` before them, and
@@ -12,7 +13,7 @@ import json
 from pathlib import Path
 
 HERE = Path(__file__).parent
-SCRIPTS = [HERE / "page.js", HERE / "phone.js"]
+SCRIPTS = [HERE / "page.js", HERE / "answer_stream.js", HERE / "phone.js"]
 REDRAW_ID = "redraw-"  # + a view's id: the element id of its hidden redraw button, which ``writeAddress`` presses
 CURRENT_ID = "make-current"  # the hidden button that ``writeAddress`` presses to make the tab on screen current
 

@@ -38,6 +38,13 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   ``has_answer_stream``, ``forget_unread``: ``Queue.pending_event_ids_session``, ``pending_messages_per_session``).
   Admission counts an answer its client has not read against that client and drops it when the client is gone; the
   guard refuses a stream of answers for a session the queue does not hold. Gradio keeps them until read, unbounded.
+- **The page's stream of answers** (``page/answer_stream.js``: the one seam outside this module, since it is the
+  page's). Gradio's page reads a session's answers from one stream (``GET queue/data``), which the server ends with a
+  ``close_stream`` message once nothing is pending; the page opens another at its next join only if it has read that
+  close by then, so an event joined in that instant was never read (Gradio 6.31's client). The script keeps the client
+  on one stream and opens the server's again while an answer is due, reading each message's kind and event id from
+  its first characters. ``test_seam_a_stream_of_answers_is_events_named_at_their_head_then_a_close`` holds the
+  stream's format; ``tests/browser/test_answer_stream_browser.py`` the race.
 - **Running and waiting jobs** (``running_events``, ``waiting_groups``, ``event_id_of``, ``tell_dropped``:
   ``Queue.active_jobs``, ``event_queue_per_concurrency_id``, ``Event._id``, ``Queue.send_message``). The fair queue
   orders each group's waiting list in place, and a full queue drops one waiting job with a message to its client.
