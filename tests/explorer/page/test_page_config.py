@@ -1,5 +1,6 @@
 """The configuration the page inlines drops the API schemas of components that no client may call, and only those:
-the API page (``/info``) and the Python client read the same endpoints as before."""
+the API page (``/info``) and the Python client read the same endpoints as before. It drops the properties only the
+server reads, which Gradio's page never names, and no Markdown typesets LaTeX."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import httpx
 import pytest
 from app_fixtures import serving
 
-from transformer.explorer.page.page_config import API_SCHEMAS, serve_light_config, without_private_schemas
+from transformer.explorer.page.page_config import API_SCHEMAS, SERVER_PROPS, serve_light_config, without_private_schemas
+from transformer.explorer.serving import gradio_seam
 
 
 def page_of_two_events() -> tuple[gr.Blocks, dict]:
@@ -75,7 +77,8 @@ INLINED = "window.gradio_config = "
 @pytest.mark.served
 def test_the_first_html_inlines_a_configuration_within_the_targets(url):
     """What a browser downloads before the first click: the first HTML inlines the page's configuration, at most
-    ``CONFIG_BYTES`` with at most ``CONFIG_EVENTS`` events, none of them carrying the scripts' comments."""
+    ``CONFIG_BYTES`` with at most ``CONFIG_EVENTS`` events, none of them carrying the scripts' comments, and no
+    Markdown with LaTeX delimiters."""
     html = httpx.get(url, headers={"accept-encoding": "identity"}, timeout=60, trust_env=False).text
     start = html.index(INLINED) + len(INLINED)
     inlined = html[start : html.index("</script>", start)].rstrip().removesuffix(";")
@@ -83,3 +86,14 @@ def test_the_first_html_inlines_a_configuration_within_the_targets(url):
     assert len(inlined.encode()) <= CONFIG_BYTES, f"{len(inlined.encode()):,} bytes"
     assert len(config["dependencies"]) <= CONFIG_EVENTS
     assert not [c["id"] for c in config["components"] if "api_info" in c and c["type"] != "api"]
+    assert not [c["id"] for c in config["components"] if set(SERVER_PROPS) & set(c.get("props", {}))]
+    markdowns = [c["props"] for c in config["components"] if c["type"] == "markdown"]
+    assert markdowns and all(props["latex_delimiters"] == [] for props in markdowns)  # no text of the page is LaTeX
+
+
+def test_gradio_s_page_never_reads_the_properties_left_out():
+    """``SERVER_PROPS`` go unsent because no file of Gradio's page names them (Gradio's Python reads them from the
+    components themselves): a Gradio whose page reads one fails here."""
+    pages = [path.read_text(encoding="utf-8", errors="replace") for path in gradio_seam.frontend_assets().glob("*.js")]
+    assert len(pages) > 10 and any("latex_delimiters" in page for page in pages)  # the page's files, read
+    assert not [name for name in SERVER_PROPS if any(name in page for page in pages)]

@@ -24,6 +24,7 @@ def test_compacting_drops_only_comment_lines_blank_lines_and_indentation(path):
     code = [line.strip() for line in script.splitlines() if line.strip() and not line.strip().startswith("//")]
     compacted = scripts.compact(script)
     assert compacted.splitlines() == code and len(compacted) < 0.75 * len(script)
+    assert " // " not in compacted, "a comment after code: it reaches every visitor (put it on its own line)"
     assert (
         scripts.compact("  a();\n\n  // why\n  b(); // kept: code before it\n") == "a();\nb(); // kept: code before it"
     )

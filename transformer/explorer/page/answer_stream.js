@@ -16,13 +16,17 @@
     const STREAM_ROUTE = /\/gradio_api\/queue\/data$/;
     // An SSE event's message and event id: the server writes `data: {"msg": ..., "event_id": ..., ...}\n\n`.
     const HEAD = /^data: ?\{"msg": ?"(\w+)", ?"event_id": ?(?:"([^"]+)"|null)/;
-    const HEAD_BYTES = 120; // enough for HEAD: a kind and an event id of 32 hex digits
+    // enough for HEAD: a kind and an event id of 32 hex digits
+    const HEAD_BYTES = 120;
     const LINE_FEED = 10;
     const decoder = new TextDecoder();
     const innerFetch = window.fetch.bind(window);
-    const due = new Set(); // events joined whose answer the page has not read to its end
-    const endedEarly = new Set(); // events whose answer ended before their join's answer was read
-    let wake = null; // resolves the wait of a closed stream for an answer to be due
+    // events joined whose answer the page has not read to its end
+    const due = new Set();
+    // events whose answer ended before their join's answer was read
+    const endedEarly = new Set();
+    // resolves the wait of a closed stream for an answer to be due
+    let wake = null;
 
     window.fetch = async (input, init) => {
         if (input instanceof Request && input.method === "GET" && STREAM_ROUTE.test(new URL(input.url).pathname)) {
@@ -99,8 +103,10 @@
     // if the stream closed, false if it ended without a close (passed on as the end). An event ends at two line feeds:
     // UTF-8 puts a line feed's byte in no other character, so the bytes are never decoded past an event's head.
     async function passOn(reader, controller) {
-        let event = []; // the bytes of the event being read, as they came
-        let lastByte = 0; // the last byte of the chunk before, while an event is being read
+        // the bytes of the event being read, as they came
+        let event = [];
+        // the last byte of the chunk before, while an event is being read
+        let lastByte = 0;
         for (;;) {
             const {done, value} = await reader.read();
             if (done) return false;

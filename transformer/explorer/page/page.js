@@ -6,16 +6,20 @@
 (() => {
     "use strict";
 
-    const COPIED_MS = 2000; // how long the "Copy link" button says the link was copied
-    const RETRY_FOR_MS = 30000; // how long a refused job is tried again: the server frees a job's share within ~12 s
-    const JOB_ROUTE = /\/gradio_api\/(?:queue\/join|run\/predict)$/; // what the page's events POST to start a job
+    // how long the "Copy link" button says the link was copied
+    const COPIED_MS = 2000;
+    // how long a refused job is tried again: the server frees a job's share within ~12 s
+    const RETRY_FOR_MS = 30000;
+    // what the page's events POST to start a job
+    const JOB_ROUTE = /\/gradio_api\/(?:queue\/join|run\/predict)$/;
 
     // A job the server refuses for now (429: this address holds its share, e.g. the events of pages just closed or
     // reloaded) is sent again after the wait the server names (Retry-After), with one line on the page meanwhile;
     // Gradio would show the refusal and the page would stay blank. Still refused after RETRY_FOR_MS, it gets the
     // refusal. The server still counts every job: this only waits, as the refusal asks.
     const gradioFetch = window.fetch.bind(window);
-    let retrying = 0; // jobs waiting to be sent again: the line goes when none is left
+    // jobs waiting to be sent again: the line goes when none is left
+    let retrying = 0;
     window.fetch = async (input, init) => {
         const url = typeof input === "string" || input instanceof URL ? new URL(input, location.href) : null;
         if (!url || init?.method !== "POST" || !JOB_ROUTE.test(url.pathname)) return gradioFetch(input, init);
@@ -65,7 +69,8 @@
         explorer.reanalyze = typed && box.value !== restored;
         if (typed || box.value === restored) return;
         box.value = restored;
-        box.dispatchEvent(new Event("input", {bubbles: true})); // Gradio's box takes its value from this event
+        // Gradio's box takes its value from this event
+        box.dispatchEvent(new Event("input", {bubbles: true}));
     }
 
     // The load's last step: a text typed while the page loaded is analyzed, since the load drew another one.
@@ -84,12 +89,14 @@
         url.searchParams.set(explorerConfig.linkParam, key);
         const link = url.toString();
         try {
-            await navigator.clipboard.writeText(link); // a TypeError where navigator.clipboard is undefined
+            // a TypeError where navigator.clipboard is undefined
+            await navigator.clipboard.writeText(link);
         } catch {
             showLinkToCopy(link);
             return;
         }
-        document.getElementById("copy-link-field")?.remove(); // an earlier fallback's link is out of date
+        // an earlier fallback's link is out of date
+        document.getElementById("copy-link-field")?.remove();
         relabel(document.getElementById("copy-link"), "Link copied");
     }
 
@@ -262,7 +269,8 @@
     function onScreenView(values, count) {
         const inputs = values.slice(0, count);
         const box = document.querySelector("#sentence textarea, #sentence input");
-        if (box) inputs[0] = box.value; // what the box shows is what is analysed, whatever Gradio last stored
+        // what the box shows is what is analysed, whatever Gradio last stored
+        if (box) inputs[0] = box.value;
         const view = tabOnScreen();
         if (view) inputs[count - 1] = view;
         return inputs;
@@ -371,7 +379,8 @@
         items[to].click();
         roving(items, (item) => item === items[to]);
     }, true);
-    document.addEventListener("change", rovingStops, true); // a click on a radio option moves its group's stop
+    // a click on a radio option moves its group's stop
+    document.addEventListener("change", rovingStops, true);
 
     // What the page's events call. `addressRead` and `reanalyze` are the page's two flags, set by the page load.
     const explorer = {

@@ -5,10 +5,14 @@
 (() => {
   "use strict";
   const {phonePx, modebarPx, phoneGridLabels, legendBelow: LEGEND_BELOW} = explorerConfig.phone;
-  const TITLE_LINE_PX = 18;  // one line of a 14 px title
-  const TITLE_CHAR_PX = 7.5;  // about the widest a 14 px title's average character is
-  const LEGEND_ROW_PX = 20, LEGEND_SYMBOL_PX = 50, LEGEND_CHAR_PX = 7.5;  // a legend's row; an entry's line and name
-  const PANEL_PX = 190, PANEL_GAP_PX = 110;  // a stacked panel's plot, and the room under it (ticks, axis and next title)
+  // one line of a 14 px title
+  const TITLE_LINE_PX = 18;
+  // about the widest a 14 px title's average character is
+  const TITLE_CHAR_PX = 7.5;
+  // a legend's row; an entry's line and name
+  const LEGEND_ROW_PX = 20, LEGEND_SYMBOL_PX = 50, LEGEND_CHAR_PX = 7.5;
+  // a stacked panel's plot, and the room under it (ticks, axis and next title)
+  const PANEL_PX = 190, PANEL_GAP_PX = 110;
   // A long title breaks before its parenthesis, and any line still longer than the phone is wide between words:
   // plotly never wraps a title, and cut it at the figure's edges.
   const wrapTitle = (text, width) => {
@@ -47,7 +51,8 @@
       titles.delete(title);
     });
     layout.height = plot + layout.margin.t + layout.margin.b;
-    layout.legend = {...layout.legend, ...LEGEND_BELOW};  // a legend at the side would take the panels' width
+    // a legend at the side would take the panels' width
+    layout.legend = {...layout.legend, ...LEGEND_BELOW};
   };
   // A legend along the figure's foot (``figures.LEGEND_BELOW``) takes rows of its own under the plot, more on a phone:
   // the figure grows by them, so that the plot keeps its height (the positional-encoding curves were squashed). Its
@@ -94,7 +99,8 @@
     // first line and draws the others above it, so each added line moves it down one more line height.
     const text = layout.title?.text && wrapTitle(layout.title.text, width);
     const below = modebarPx + (text ? text.split("<br>").length - 1 : 0) * TITLE_LINE_PX;
-    const top = (layout.margin?.t ?? 80) + below;  // the title goes under plotly's toolbar (modebar)
+    // the title goes under plotly's toolbar (modebar)
+    const top = (layout.margin?.t ?? 80) + below;
     layout = {...layout, margin: {...(layout.margin || {}), l: 4, r: 4, b: 70, t: top}};
     if (text) {
       layout.title = {...layout.title, text, font: {size: 14}, yref: "container", y: 1, yanchor: "top", pad: {t: below}};
@@ -108,9 +114,11 @@
     }
     stackPanels(data, layout);
     const legend = legendPx(data, layout, gd?.clientWidth || width);
-    if (legend) layout.height = (layout.height || 450) + legend;  // plotly's default height is 450
+    // plotly's default height is 450
+    if (legend) layout.height = (layout.height || 450) + legend;
     const cells = smallMultiples(data);
-    if (cells.length > 2) {  // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
+    // small multiples: layer x head subplots, one title each, rearranged in 1 or 2 columns
+    if (cells.length > 2) {
       const columns = width < 360 ? 1 : 2, rows = Math.ceil(cells.length / columns), gap = 0.04;
       cells.forEach((trace, k) => {
         const row = Math.floor(k / columns), column = k % columns, suffix = (trace.xaxis || "x").slice(1);
@@ -138,7 +146,8 @@
     const filename = words ? `${box}-${words}` : box;
     return {...(config || {}), toImageButtonOptions: {...(config?.toImageButtonOptions || {}), filename}};
   };
-  let plotly;  // Gradio's plotly bundle sets window.Plotly once, before it draws anything
+  // Gradio's plotly bundle sets window.Plotly once, before it draws anything
+  let plotly;
   Object.defineProperty(window, "Plotly", {
     configurable: true,
     get: () => plotly,

@@ -28,7 +28,8 @@ def head(config: dict) -> str:
 
 def compact(script: str) -> str:
     """``script`` without its comment lines, blank lines and indentation: the comments are for its readers, and the
-    page's configuration carries the scripts to every visitor (issue 54: 30 -> 18 KB). Indentation is not content
+    page's configuration carries the scripts to every visitor (issue 54: 30 -> 18 KB), so each comment has a line of
+    its own (``tests/explorer/page/test_scripts.py``). Indentation is not content
     because no template literal in the page's scripts spans lines (``tests/explorer/page/test_scripts.py``)."""
     lines = (line.strip() for line in script.splitlines())
     return "\n".join(line for line in lines if line and not line.startswith("//"))
