@@ -77,7 +77,7 @@ def build_demo(registry: Registry = REGISTRY) -> gr.Blocks:
         release_on_unload(demo)
     serve_endpoints(demo, registry)  # /predict on this page, the other endpoints on a page of their own, /api
     configure_events(demo)  # one worker per core for all model calls together (`make load` tunes it)
-    serve_light_config(demo)  # without the API schemas of components no client may call, nor LaTeX
+    serve_light_config(demo)  # without what the browser never reads (page_config), nor LaTeX
     return demo
 
 

@@ -67,6 +67,33 @@ def test_a_stream_closed_while_an_answer_is_due_is_opened_again_and_read(tmp_pat
     assert not result["ended"] and not result["failed"]  # e2's answer read: nothing more is asked for
 
 
+def test_a_join_after_the_close_opens_the_stream_again(tmp_path):
+    (result,) = run(
+        [{"joins": [], "joinsLater": ["e2"], "streams": [[list(ANSWER + CLOSE)], [list(DUE + CLOSE)]]}], tmp_path
+    )
+    assert bytes(result["read"]) == ANSWER + DUE and result["opened"] == 2 and not result["ended"]
+
+
+def test_an_answer_that_ended_before_its_join_was_read_is_not_waited_for(tmp_path):
+    # e2's answer came whole on the stream before the page read e2's join: its join makes nothing due
+    (result,) = run([{"joins": [], "joinsLater": ["e2"], "streams": [[list(DUE + CLOSE)]]}], tmp_path)
+    assert bytes(result["read"]) == DUE and result["opened"] == 1
+
+
+def test_an_event_dropped_without_an_end_is_no_longer_due_once_its_stream_closes(tmp_path):
+    # e3 joined and had a message on the stream, then the server closed it: e3 was dropped, and no stream is held open
+    dropped = sse("estimation", "e3", rank=0)
+    (result,) = run([{"joins": ["e3"], "streams": [[list(dropped + CLOSE)]]}], tmp_path)
+    assert bytes(result["read"]) == dropped and result["opened"] == 1 and not result["failed"]
+
+
+def test_an_empty_chunk_between_an_events_two_line_feeds_keeps_the_event_whole(tmp_path):
+    at = len(ANSWER) - 1  # between the last event's two line feeds, the close next
+    chunks = [list(ANSWER[:at]), [], list(ANSWER[at:] + CLOSE)]
+    (result,) = run([{"joins": [], "streams": [chunks]}], tmp_path)
+    assert bytes(result["read"]) == ANSWER and not result["ended"]  # the close still kept from the client
+
+
 def test_a_stream_refused_when_opened_again_fails_for_the_client(tmp_path):
     (result,) = run([{"joins": ["e2"], "streams": [[list(ANSWER + CLOSE)], None]}], tmp_path)
     assert bytes(result["read"]) == ANSWER and result["opened"] == 2

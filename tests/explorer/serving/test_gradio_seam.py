@@ -244,6 +244,15 @@ def test_seam_a_stream_of_answers_is_events_named_at_their_head_then_a_close():
     assert ("process_completed", event_id) in kinds and kinds[-1] == ("close_stream", None)
 
 
+def test_seam_gradio_s_client_opens_a_stream_of_answers_at_a_join_only_while_it_takes_its_own_for_closed():
+    """What ``page/answer_stream.js`` works around, in the client of Gradio's page: a join opens a stream of answers
+    only where the client's stream is not marked open (``close_stream`` unmarks it), and the routes it names."""
+    bundles = [path.read_text(encoding="utf-8") for path in gradio_seam.frontend_assets().glob("index-*.js")]
+    (client,) = [text for text in bundles if "`queue/join`" in text]
+    assert "`queue/data`" in client and "msg===`close_stream`" in client and "`process_completed`" in client
+    assert re.search(r"\b\w+\.open\|\|await this\.open_stream\(\)", client)
+
+
 @pytest.mark.served
 def test_seam_every_configuration_made_passes_through():
     """``pass_config_through``: the configuration remade at launch, and the one ``/config`` serves, are changed."""

@@ -25,8 +25,8 @@
     const due = new Set();
     // events whose answer ended before their join's answer was read
     const endedEarly = new Set();
-    // resolves the wait of a closed stream for an answer to be due
-    let wake = null;
+    // the waits of closed streams for an answer to be due
+    const waiting = new Set();
 
     window.fetch = async (input, init) => {
         if (input instanceof Request && input.method === "GET" && STREAM_ROUTE.test(new URL(input.url).pathname)) {
@@ -43,7 +43,12 @@
         const eventId = (await response.json().catch(() => ({})))?.event_id;
         if (!eventId || endedEarly.delete(eventId)) return;
         due.add(eventId);
-        wake?.();
+        wakeAll();
+    }
+
+    function wakeAll() {
+        for (const resolve of waiting) resolve();
+        waiting.clear();
     }
 
     // The stream Gradio's client reads: the server's streams one after another, without their closes. It ends where
@@ -56,14 +61,14 @@
             start(controller) {
                 request.signal.addEventListener("abort", () => {
                     controller.error(request.signal.reason);
-                    wake?.();
+                    wakeAll();
                 });
                 relay(relayed, first, controller);
             },
             cancel() {
                 relayed.cancelled = true;
                 relayed.reader?.cancel().catch(() => {});
-                wake?.();
+                wakeAll();
             },
         });
         return new Response(body, {status: first.status, statusText: first.statusText, headers: first.headers});
@@ -91,8 +96,7 @@
     // The next server stream, opened once an answer is due; null if the client stopped reading meanwhile. One the
     // server refuses fails the stream, as a refused first one does: Gradio's client then says the connection is lost.
     async function reopened(relayed) {
-        while (!due.size && !stopped(relayed)) await new Promise((resolve) => (wake = resolve));
-        wake = null;
+        while (!due.size && !stopped(relayed)) await new Promise((resolve) => waiting.add(resolve));
         if (stopped(relayed)) return null;
         const response = await innerFetch(relayed.request.clone());
         if (response.ok && response.body) return response;
@@ -101,8 +105,12 @@
 
     // Passes one server stream's events on, whole and as the bytes they came in, and notes each answer that ends; true
     // if the stream closed, false if it ended without a close (passed on as the end). An event ends at two line feeds:
-    // UTF-8 puts a line feed's byte in no other character, so the bytes are never decoded past an event's head.
+    // UTF-8 puts a line feed's byte in no other character, so the bytes are never decoded past an event's head. The
+    // server closes a stream only once none of the session's events is pending, so an event that had a message on it
+    // and no end was dropped (its page seen gone, its answer unread too long): none is due any more.
     async function passOn(reader, controller) {
+        // events with a message on this stream and no end yet
+        const open = new Set();
         // the bytes of the event being read, as they came
         let event = [];
         // the last byte of the chunk before, while an event is being read
@@ -110,6 +118,7 @@
         for (;;) {
             const {done, value} = await reader.read();
             if (done) return false;
+            if (!value.length) continue;
             let start = 0;
             for (let at = value.indexOf(LINE_FEED); at >= 0; at = value.indexOf(LINE_FEED, at + 1)) {
                 const before = at > start ? value[at - 1] : start === 0 ? lastByte : 0;
@@ -118,9 +127,15 @@
                 const [, message, eventId] = HEAD.exec(headOf(event)) || [];
                 if (message === "close_stream") {
                     reader.cancel().catch(() => {});
+                    open.forEach(ended);
                     return true;
                 }
-                if (message === "process_completed" && eventId && !due.delete(eventId)) endedEarly.add(eventId);
+                if (message === "process_completed") {
+                    open.delete(eventId);
+                    ended(eventId);
+                } else if (eventId) {
+                    open.add(eventId);
+                }
                 for (const part of event) controller.enqueue(part);
                 event = [];
                 start = at + 1;
@@ -128,6 +143,11 @@
             if (start < value.length) event.push(value.subarray(start));
             lastByte = start < value.length ? value[value.length - 1] : 0;
         }
+    }
+
+    // An event's answer is over: it is no longer due, or, its join not yet read, will not be.
+    function ended(eventId) {
+        if (eventId && !due.delete(eventId)) endedEarly.add(eventId);
     }
 
     // The first characters of an event (its bytes as they came), enough for HEAD.

@@ -43,8 +43,8 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   ``close_stream`` message once nothing is pending; the page opens another at its next join only if it has read that
   close by then, so an event joined in that instant was never read (Gradio 6.31's client). The script keeps the client
   on one stream and opens the server's again while an answer is due, reading each message's kind and event id from
-  its first characters. ``test_seam_a_stream_of_answers_is_events_named_at_their_head_then_a_close`` holds the
-  stream's format; ``tests/browser/test_answer_stream_browser.py`` the race.
+  its first characters. Checked on 6.31's client only. The contract tests hold the stream's format and the client's
+  join (their names say "stream of answers"); ``tests/browser/test_answer_stream_browser.py`` holds the race.
 - **Running and waiting jobs** (``running_events``, ``waiting_groups``, ``event_id_of``, ``tell_dropped``:
   ``Queue.active_jobs``, ``event_queue_per_concurrency_id``, ``Event._id``, ``Queue.send_message``). The fair queue
   orders each group's waiting list in place, and a full queue drops one waiting job with a message to its client.
