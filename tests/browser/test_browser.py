@@ -91,6 +91,36 @@ def test_typed_sentence_shows_its_label_and_heatmap_and_the_head_selector_redraw
     assert query["text"] == ["a wonderful journey , the acting was dull"] and query["head"] == ["mean"]
 
 
+def test_a_new_figure_is_drawn_once_and_its_png_is_named_after_the_sentence_drawn(page, url):
+    """Gradio 6.31 mounts a new plot element for each new figure and first hands the figure to the element it replaces:
+    that draw was thrown away, and with a PNG name per sentence in the config plotly made it twice (from scratch, then
+    again). Each Analyze now changes one plot element, the one that stays; the toolbar's download still takes
+    the name of the sentence drawn, not of one typed since."""
+    page.goto(url)
+    submit(page, "a wonderful journey")
+    wait_for_heatmap_with(page, "wonderful", "journey")
+    page.evaluate("""() => {
+        window.changedIn = [];
+        const plotOf = (node) => (node.closest ? node : node.parentElement)?.closest(".js-plotly-plot");
+        new MutationObserver((changes) => changes.forEach((change) => {
+            if (plotOf(change.target)) window.changedIn.push(plotOf(change.target));
+        })).observe(document.querySelector("#attention-heatmap"), {childList: true, subtree: true, attributes: true});
+    }""")
+    submit(page, "the acting was dull")
+    wait_for_heatmap_with(page, "acting", "dull")
+    page.wait_for_timeout(500)  # a draw deferred by a task would have come
+    drawn = page.evaluate("""() => ({
+        changed: new Set(window.changedIn).size,
+        shown: document.querySelectorAll("#attention-heatmap .js-plotly-plot").length,
+    })""")
+    assert drawn == {"changed": 1, "shown": 1}  # the plot elements that changed, and that are shown
+    page.locator("#sentence textarea").fill("typed but not analyzed")
+    page.locator("#attention-heatmap").hover()
+    with page.expect_download() as download:
+        page.locator("#attention-heatmap [data-title^='Download plot']").click()
+    assert download.value.suggested_filename == "attention-heatmap-the-acting-was-dull.png"
+
+
 def test_query_string_restores_its_sentence_layer_and_head(page, url):
     text = "a charming journey , the film was dull"
     page.goto(f"{url}?text={quote(text)}&layer=2&head=mean")

@@ -137,14 +137,27 @@
     }
     return layout;
   };
-  // The toolbar's PNG download is named after the figure's box and the sentence ("walk-plot-the-film-was-dull.png"),
-  // not plotly's "newplot.png": Gradio passes plotly no config of ours, so it is added to every draw here.
-  const downloadName = (gd, config) => {
+  // The toolbar's PNG download is named after the figure's box and the sentence it was drawn for
+  // ("walk-plot-the-film-was-dull.png"), not plotly's "newplot.png". Plotly's own button reads the name from the config,
+  // and a config that differs from the last draw's (a name per sentence) has Plotly.react draw the figure from scratch
+  // and then again: a third of an Analyze. So the button is replaced by one that takes the name noted at the figure's
+  // last draw, and every draw passes the same config.
+  const downloadNames = new WeakMap();
+  const noteDownloadName = (gd) => {
     const box = gd?.closest?.(".block[id]")?.id || "figure";
     const sentence = document.querySelector("#sentence textarea")?.value || "";
     const words = sentence.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
-    const filename = words ? `${box}-${words}` : box;
-    return {...(config || {}), toImageButtonOptions: {...(config?.toImageButtonOptions || {}), filename}};
+    if (gd) downloadNames.set(gd, words ? `${box}-${words}` : box);
+  };
+  let downloadButton;
+  const withDownload = (config) => {
+    downloadButton ??= {
+      name: "downloadPng",
+      title: "Download plot as a PNG",
+      icon: plotly.Icons.camera,
+      click: (gd) => plotly.downloadImage(gd, {format: "png", filename: downloadNames.get(gd) || "figure"}),
+    };
+    return {...(config || {}), modeBarButtonsToRemove: ["toImage"], modeBarButtonsToAdd: [downloadButton]};
   };
   // Gradio's plotly bundle sets window.Plotly once, before it draws anything
   let plotly;
@@ -153,10 +166,18 @@
     get: () => plotly,
     set: (value) => {
       const react = value.react;
-      value.react = (gd, data, layout, config) => {
+      const draw = (gd, data, layout, config) => {
         layout = phone(gd, data, layout);
         if (layout) fitText(gd, data, layout);
-        return react(gd, data, layout, downloadName(gd, config));
+        noteDownloadName(gd);
+        return react(gd, data, layout, withDownload(config));
+      };
+      // Gradio 6.31 puts every new figure in a plot element of its own, and first hands it to the element that one
+      // replaces, which leaves the page in the same update: a draw there is thrown away, and took 40-100 ms of each
+      // Analyze. So a figure for an element already drawn is drawn a task later, if that element is still shown.
+      value.react = (gd, ...figure) => {
+        if (!gd?.classList?.contains("js-plotly-plot")) return draw(gd, ...figure);
+        return new Promise((resolve) => setTimeout(resolve)).then(() => (gd.isConnected ? draw(gd, ...figure) : gd));
       };
       plotly = value;
     },
