@@ -161,8 +161,10 @@ class PageParts:
 
     @property
     def spinners(self) -> list:
-        """Where analyses show progress: the prediction and the figures only (see the module's docstring)."""
-        return [self.prediction, *self.main_figures]
+        """Where the analysis and the page load show progress: the main views' figures (see the module's docstring).
+        Not the prediction, which keeps the last one until the new one comes: its progress overlay made each Analyze
+        3-6 % slower, the page load's too (benchmarks/README)."""
+        return self.main_figures
 
     @functools.cached_property
     def url_controls(self) -> dict:
