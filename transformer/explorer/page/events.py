@@ -161,9 +161,7 @@ class PageParts:
 
     @property
     def spinners(self) -> list:
-        """Where the analysis and the page load show progress: the main views' figures (see the module's docstring).
-        Not the prediction, which keeps the last one until the new one comes: its progress overlay made each Analyze
-        3-6 % slower, the page load's too (benchmarks/README)."""
+        """Where the analysis and the page load show progress: the figures, not the prediction (benchmarks/README)."""
         return self.main_figures
 
     @functools.cached_property
