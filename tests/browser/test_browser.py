@@ -19,6 +19,7 @@ import pytest
 from app_fixtures import MARKUP, ROOT, TINY_MAX_LEN, free_port
 from conftest import TIMEOUT_MS
 from PIL import Image
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from transformer.explorer.drawing import theme
 from transformer.explorer.serving import link_store
@@ -48,15 +49,36 @@ PARTS = {  # the shots of one part of the page: from the first element's top to 
 pytestmark = [pytest.mark.browser, pytest.mark.served]
 
 
+# What the page shows when a wait for the heatmap fails: which part of the answer arrived (the tokens, the prediction)
+# and which was not drawn (the heatmap's plot elements and words), and whether Gradio still shows progress.
+PAGE_STATE = """() => {
+    const text = (selector) => (document.querySelector(selector)?.textContent || "")
+        .replace(/\\s+/g, " ").slice(0, 160);
+    const heatmap = document.querySelector('#attention-heatmap');
+    return {
+        typed: document.querySelector('#sentence textarea')?.value,
+        heatmap: text('#attention-heatmap'),
+        plots: heatmap ? heatmap.querySelectorAll('.js-plotly-plot').length : null,
+        tokens: text('#tokens'),
+        prediction: text('#prediction'),
+        progress: document.querySelectorAll('.progress-text, .eta-bar, .wrap.pending').length,
+    };
+}"""
+
+
 def wait_for_heatmap_with(page, *words: str) -> None:
-    """Wait until the one-head heatmap is drawn and its labels and title carry every word."""
-    page.wait_for_function(
-        """(words) => {
-            const plot = document.querySelector('#attention-heatmap');
-            return plot?.querySelector('svg.main-svg') && words.every((word) => plot.textContent.includes(word));
-        }""",
-        arg=list(words),
-    )
+    """Wait until the one-head heatmap is drawn and its labels and title carry every word; if it never is, fail with
+    what the page shows (``PAGE_STATE``), so that a lost answer and a lost draw read apart."""
+    try:
+        page.wait_for_function(
+            """(words) => {
+                const plot = document.querySelector('#attention-heatmap');
+                return plot?.querySelector('svg.main-svg') && words.every((word) => plot.textContent.includes(word));
+            }""",
+            arg=list(words),
+        )
+    except PlaywrightTimeout:
+        raise AssertionError(f"the heatmap never showed {list(words)}; the page: {page.evaluate(PAGE_STATE)}") from None
 
 
 def copied_text(page, before: str) -> str:
