@@ -113,6 +113,16 @@ def test_typed_sentence_shows_its_label_and_heatmap_and_the_head_selector_redraw
     assert query["text"] == ["a wonderful journey , the acting was dull"] and query["head"] == ["mean"]
 
 
+# Every plot element under the heatmap's box that changes from now on, in ``window.changedIn``.
+OBSERVE_PLOT_CHANGES = """() => {
+    window.changedIn = [];
+    const plotOf = (node) => (node.closest ? node : node.parentElement)?.closest(".js-plotly-plot");
+    new MutationObserver((changes) => changes.forEach((change) => {
+        if (plotOf(change.target)) window.changedIn.push(plotOf(change.target));
+    })).observe(document.querySelector("#attention-heatmap"), {childList: true, subtree: true, attributes: true});
+}"""
+
+
 def test_a_new_figure_is_drawn_once_and_its_png_is_named_after_the_sentence_drawn(page, url):
     """Gradio 6.31 mounts a new plot element for each new figure and first hands the figure to the element it replaces:
     that draw was thrown away, and with a PNG name per sentence in the config plotly made it twice (from scratch, then
@@ -121,13 +131,7 @@ def test_a_new_figure_is_drawn_once_and_its_png_is_named_after_the_sentence_draw
     page.goto(url)
     submit(page, "a wonderful journey")
     wait_for_heatmap_with(page, "wonderful", "journey")
-    page.evaluate("""() => {
-        window.changedIn = [];
-        const plotOf = (node) => (node.closest ? node : node.parentElement)?.closest(".js-plotly-plot");
-        new MutationObserver((changes) => changes.forEach((change) => {
-            if (plotOf(change.target)) window.changedIn.push(plotOf(change.target));
-        })).observe(document.querySelector("#attention-heatmap"), {childList: true, subtree: true, attributes: true});
-    }""")
+    page.evaluate(OBSERVE_PLOT_CHANGES)
     submit(page, "the acting was dull")
     wait_for_heatmap_with(page, "acting", "dull")
     page.wait_for_timeout(500)  # a draw deferred by a task would have come

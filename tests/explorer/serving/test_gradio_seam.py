@@ -253,6 +253,23 @@ def test_seam_gradio_s_client_opens_a_stream_of_answers_at_a_join_only_while_it_
     assert re.search(r"\b\w+\.open\|\|await this\.open_stream\(\)", client)
 
 
+def test_seam_gradio_s_plot_mounts_a_plot_element_per_figure_and_draws_it_with_plotly_react():
+    """What ``page/phone.js``'s deferred draw works around, in Gradio's page: ``Plot`` keys its plot element by a count
+    that goes up whenever the figure (``value.plot``) changes, so each new figure gets an element of its own; the
+    plotly element draws what it is handed with ``Plotly.react`` (the call the script wraps, on the ``window.Plotly``
+    that the bundle sets), then resizes it."""
+    assets = gradio_seam.frontend_assets()
+    (plot,) = [path.read_text(encoding="utf-8") for path in assets.glob("Plot-*.js")]
+    (plotly,) = [path.read_text(encoding="utf-8") for path in assets.glob("PlotlyPlot-*.js")]
+    bump = re.search(
+        r"(\w+)=\w+\.value\?\.plot,.{0,80}?\b\1!==\w+\(\w+\)[^;]{0,40}?&&\w+\((\w+),(\w+)\(\2\)\+1\)", plot
+    )
+    assert bump, "Plot no longer counts its figures"
+    assert f"()=>{bump[3]}({bump[2]})," in plot, "Plot no longer keys its plot element by that count"
+    assert re.search(r"\.react\((\w+),(\w+)\.data,\2\.layout,\2\.config\),\w+\.default\.Plots\.resize\(\1\)", plotly)
+    assert re.search(r"window\.Plotly=\w+", plotly)
+
+
 @pytest.mark.served
 def test_seam_every_configuration_made_passes_through():
     """``pass_config_through``: the configuration remade at launch, and the one ``/config`` serves, are changed."""

@@ -1,7 +1,8 @@
-// The phone layout (below `explorerConfig.phone.phonePx` wide), loaded once in the page's <head> (explorer/page/scripts.py).
-// The server draws one figure for every screen; this wraps Plotly.react, which Gradio calls for every figure it
-// shows, so that each is laid out for the width as plotly draws it, at no second draw (explorer/drawing/theme.py says what
-// changes).
+// The page's draws, loaded once in the page's <head> (explorer/page/scripts.py). This wraps Plotly.react, which Gradio
+// calls for every figure it shows: the phone layout (below `explorerConfig.phone.phonePx` wide; the server draws one
+// figure for every screen, and each is laid out for the width as plotly draws it, at no second draw:
+// explorer/drawing/theme.py says what changes), the PNG download's name, and one draw per new figure (a seam on
+// Gradio's `Plot`, listed in serving/gradio_seam.py).
 (() => {
   "use strict";
   const {phonePx, modebarPx, phoneGridLabels, legendBelow: LEGEND_BELOW} = explorerConfig.phone;
@@ -144,20 +145,10 @@
   // last draw, and every draw passes the same config.
   const downloadNames = new WeakMap();
   const noteDownloadName = (gd) => {
-    const box = gd?.closest?.(".block[id]")?.id || "figure";
+    const box = gd.closest(".block[id]")?.id || "figure";
     const sentence = document.querySelector("#sentence textarea")?.value || "";
     const words = sentence.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, "-").replace(/^-+|-+$/g, "").slice(0, 40);
-    if (gd) downloadNames.set(gd, words ? `${box}-${words}` : box);
-  };
-  let downloadButton;
-  const withDownload = (config) => {
-    downloadButton ??= {
-      name: "downloadPng",
-      title: "Download plot as a PNG",
-      icon: plotly.Icons.camera,
-      click: (gd) => plotly.downloadImage(gd, {format: "png", filename: downloadNames.get(gd) || "figure"}),
-    };
-    return {...(config || {}), modeBarButtonsToRemove: ["toImage"], modeBarButtonsToAdd: [downloadButton]};
+    downloadNames.set(gd, words ? `${box}-${words}` : box);
   };
   // Gradio's plotly bundle sets window.Plotly once, before it draws anything
   let plotly;
@@ -166,11 +157,18 @@
     get: () => plotly,
     set: (value) => {
       const react = value.react;
+      const downloadButton = {
+        name: "downloadPng",
+        title: "Download plot as a PNG",
+        icon: value.Icons.camera,
+        click: (gd) => value.downloadImage(gd, {format: "png", filename: downloadNames.get(gd) || "figure"}),
+      };
       const draw = (gd, data, layout, config) => {
         layout = phone(gd, data, layout);
         if (layout) fitText(gd, data, layout);
         noteDownloadName(gd);
-        return react(gd, data, layout, withDownload(config));
+        config = {...(config || {}), modeBarButtonsToRemove: ["toImage"], modeBarButtonsToAdd: [downloadButton]};
+        return react(gd, data, layout, config);
       };
       // Gradio 6.31 puts every new figure in a plot element of its own, and first hands it to the element that one
       // replaces, which leaves the page in the same update: a draw there is thrown away, and took 40-100 ms of each

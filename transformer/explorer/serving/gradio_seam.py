@@ -38,13 +38,20 @@ Checked on Gradio ``CHECKED_ON`` (6.30.0 and 6.31.0; the package index has no la
   ``has_answer_stream``, ``forget_unread``: ``Queue.pending_event_ids_session``, ``pending_messages_per_session``).
   Admission counts an answer its client has not read against that client and drops it when the client is gone; the
   guard refuses a stream of answers for a session the queue does not hold. Gradio keeps them until read, unbounded.
-- **The page's stream of answers** (``page/answer_stream.js``: the one seam outside this module, since it is the
-  page's). Gradio's page reads a session's answers from one stream (``GET queue/data``), which the server ends with a
-  ``close_stream`` message once nothing is pending; the page opens another at its next join only if it has read that
-  close by then, so an event joined in that instant was never read (Gradio 6.31's client). The script keeps the client
-  on one stream and opens the server's again while an answer is due, reading each message's kind and event id from
-  its first characters. Checked on 6.31's client only. The contract tests hold the stream's format and the client's
-  join (their names say "stream of answers"); ``tests/browser/test_answer_stream_browser.py`` holds the race.
+- **The page's stream of answers** (``page/answer_stream.js``: one of the two seams outside this module, since they
+  are the page's). Gradio's page reads a session's answers from one stream (``GET queue/data``), which the server ends
+  with a ``close_stream`` message once nothing is pending; the page opens another at its next join only if it has
+  read that close by then, so an event joined in that instant was never read (Gradio 6.31's client). The script keeps
+  the client on one stream and opens the server's again while an answer is due, reading each message's kind and event
+  id from its first characters. Checked on 6.31's client only. The contract tests hold the stream's format and the
+  client's join (their names say "stream of answers"); ``tests/browser/test_answer_stream_browser.py`` holds the race.
+- **The page's plot draws** (``page/phone.js``'s ``Plotly.react``: the other seam of the page). Gradio 6.31's ``Plot``
+  mounts a new plot element for each new figure (a keyed block whose key goes up when ``value.plot`` changes) and
+  first hands the figure to the element being replaced, which leaves the page in the same update: a draw thrown away
+  (40-100 ms of an Analyze, issue 54). The script draws a figure for an element already drawn a task later, and only
+  if that element is still on the page. Gradio offers no hook on its plot's draws. The contract test holds the
+  ``Plot`` bundle's keyed block and ``PlotlyPlot``'s ``react`` call; ``tests/browser/test_draws_browser.py`` counts
+  the plot elements an Analyze changes (one), from one token to past ``max_len``, on the tutorial and each Hub family.
 - **Running and waiting jobs** (``running_events``, ``waiting_groups``, ``event_id_of``, ``tell_dropped``:
   ``Queue.active_jobs``, ``event_queue_per_concurrency_id``, ``Event._id``, ``Queue.send_message``). The fair queue
   orders each group's waiting list in place, and a full queue drops one waiting job with a message to its client.
