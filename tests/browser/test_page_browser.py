@@ -26,20 +26,42 @@ WORDS = ["charming", "journey", "funny", "dull", "wonderful", "film", "acting", 
 SETTLED = "() => window.explorer?.addressRead === true"  # the load's steps have all run (page.js keepTyped too)
 
 
-def fresh_page(browser, url: str, address: str = "", **context):
-    """A page in a new browser context (no session, no cache), opened at ``url + address`` without waiting."""
+def fresh_page(browser, url: str, address: str = "", init_script: str = "", **context):
+    """A page in a new browser context (no session, no cache), opened at ``url + address`` without waiting;
+    ``init_script`` runs in it before the page's own scripts."""
     opened = browser.new_context(**({"viewport": {"width": 1280, "height": 900}} | context))
+    if init_script:
+        opened.add_init_script(init_script)
     page = opened.new_page()
     page.set_default_timeout(TIMEOUT_MS)
     page.goto(url + address, wait_until="commit")
     return opened, page
 
 
+# Every write into the sentence box's ``value`` (Playwright's ``fill`` types, and writes none): when, what, and the
+# caller's frames, in ``window.sentenceWrites``, so that a lost text says what overwrote it.
+SENTENCE_WRITES = """
+window.sentenceWrites = [];
+const own = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value");
+Object.defineProperty(HTMLTextAreaElement.prototype, "value", {
+    configurable: true,
+    get() { return own.get.call(this); },
+    set(value) {
+        if (this.closest("#sentence")) {
+            const frames = new Error().stack.split("\\n").slice(2, 6).map((line) => line.trim()).join(" < ");
+            window.sentenceWrites.push([Math.round(performance.now()), String(value).slice(0, 30), frames]);
+        }
+        own.set.call(this, value);
+    },
+});
+"""
+
+
 def test_what_is_typed_while_the_page_loads_wins_over_the_load(browser, url):
     """Typed as soon as the box is there, before the page load's answer: every page keeps and draws it. The pages
     load side by side, so their loads' answers come at different moments after the typing."""
     texts = [[WORDS[i % len(WORDS)], WORDS[(i + 1 + i // len(WORDS)) % len(WORDS)]] for i in range(FRESH_PAGES)]
-    opened = [fresh_page(browser, url) for _ in texts]
+    opened = [fresh_page(browser, url, init_script=SENTENCE_WRITES) for _ in texts]
     kept = []
     try:
         for (_, page), words in zip(opened, texts, strict=True):
@@ -53,6 +75,12 @@ def test_what_is_typed_while_the_page_loads_wins_over_the_load(browser, url):
             tokens = page.locator("#tokens").text_content()
             typed = page.locator("#sentence textarea").input_value() == " ".join(words)
             kept.append(typed and all(word in tokens for word in words))
+    except AssertionError as error:  # say who wrote into the sentence box: Gradio's Textbox, or page.js
+        writes = {
+            " ".join(words): page.evaluate("() => window.sentenceWrites")
+            for (_, page), words in zip(opened, texts, strict=True)
+        }
+        raise AssertionError(f"{error}; the sentence box's writes: {writes}") from None
     finally:
         for context, _ in opened:
             context.close()
