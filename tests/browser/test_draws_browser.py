@@ -8,20 +8,20 @@ import contextlib
 import pytest
 from conftest import serving_app
 from test_browser import OBSERVE_PLOT_CHANGES, wait_for_heatmap_with
-from test_page_browser import fresh_page
+from test_page_browser import WORDS, fresh_page
 
 from transformer.explorer import analysis
 
 pytestmark = [pytest.mark.browser, pytest.mark.served, pytest.mark.slow]
 FAMILIES = ["tutorial", "bert", "distilbert", "roberta"]
-FIRST_WORDS = ["charming", "journey", "funny", "dull", "wonderful", "film", "acting"]
 # The heatmap's plot elements on screen, the rows (y labels) of the first, one per token the model read, and whether
 # that element is not the one shown before the Analyze (``window.lastHeatmap``).
 SHOWN_HEATMAP = """() => {
     const shown = [...document.querySelectorAll("#attention-heatmap .js-plotly-plot")];
-    const rows = shown.map((gd) => (gd.data || []).find((trace) => trace.type === "heatmap")?.y?.length ?? null);
-    return {shown: shown.length, rows: rows[0] ?? null, new: shown[0] !== window.lastHeatmap};
+    const heatmap = (shown[0]?.data || []).find((trace) => trace.type === "heatmap");
+    return {shown: shown.length, rows: heatmap?.y?.length ?? null, new: shown[0] !== window.lastHeatmap};
 }"""
+HEATMAP_REDRAWN = f"() => {{ const shown = ({SHOWN_HEATMAP})(); return shown.new && shown.rows !== null; }}"
 NEXT_ANALYZE = """() => {
     window.changedIn = [];
     window.lastHeatmap = document.querySelector("#attention-heatmap .js-plotly-plot");
@@ -59,11 +59,11 @@ def test_an_analysis_at_every_length_to_past_max_len_is_drawn_once_with_a_row_pe
         wait_for_heatmap_with(page)
         page.evaluate(OBSERVE_PLOT_CHANGES)
         for step, tokens in enumerate((1, 2, 8, 17, max_len - 1, max_len, max_len + 5)):
-            text, read = text_of(loaded, FIRST_WORDS[step], tokens)
+            text, read = text_of(loaded, WORDS[step], tokens)
             page.evaluate(NEXT_ANALYZE)
             page.locator("#sentence textarea").fill(text)
             page.locator("#analyze").click()
-            page.wait_for_function(f"() => (({SHOWN_HEATMAP})()).new && (({SHOWN_HEATMAP})()).rows !== null")
+            page.wait_for_function(HEATMAP_REDRAWN)
             page.wait_for_timeout(500)  # a draw deferred by a task would have come
             drawn = page.evaluate(SHOWN_HEATMAP) | {"changed": page.evaluate("() => new Set(window.changedIn).size")}
             assert drawn == {"shown": 1, "rows": read, "new": True, "changed": 1}, (tokens, text)
