@@ -350,8 +350,9 @@ def analyze(parts: PageParts) -> None:
     on_screen = scripts.call("onScreenView", len(inputs))
     outputs = [*parts.analyzed, parts.address_stamps[ANALYZED]]
     run = {"fn": parts.show_text, "inputs": inputs, "outputs": outputs, "js": on_screen} | PRIVATE
-    gr.on([parts.analyze_button.click, parts.text_box.submit], **run, show_progress_on=parts.spinners)
-    parts.examples.load_input_event.then(**run, show_progress_on=parts.spinners)
+    run |= {"show_progress_on": parts.spinners, "show_progress": "minimal"}  # a timer over the last figure, kept
+    gr.on([parts.analyze_button.click, parts.text_box.submit], **run)
+    parts.examples.load_input_event.then(**run)
     page = parts.page
     gr.on([page.scale.input, page.leave_out.input], **write_address(parts))
     address_after_draws(parts)
