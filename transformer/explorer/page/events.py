@@ -346,11 +346,9 @@ def write_address(parts: PageParts) -> dict:
 def analyze(parts: PageParts) -> None:
     """Analyze, Enter and the examples: the analysis draws the main view on screen (the tab shown, even if
     chosen an instant before); then the address follows (its stamp), and an explanation tab on screen is redrawn."""
-    inputs = parts.analyze_inputs
-    on_screen = scripts.call("onScreenView", len(inputs))
-    outputs = [*parts.analyzed, parts.address_stamps[ANALYZED]]
-    run = {"fn": parts.show_text, "inputs": inputs, "outputs": outputs, "js": on_screen} | PRIVATE
-    run |= {"show_progress_on": parts.spinners, "show_progress": "minimal"}  # a timer over the last figure, kept
+    inputs, outputs = parts.analyze_inputs, [*parts.analyzed, parts.address_stamps[ANALYZED]]
+    run = {"fn": parts.show_text, "inputs": inputs, "outputs": outputs, "js": scripts.call("onScreenView", len(inputs))}
+    run |= PRIVATE | {"show_progress_on": parts.spinners, "show_progress": "minimal"}  # a timer over the kept figure
     gr.on([parts.analyze_button.click, parts.text_box.submit], **run)
     parts.examples.load_input_event.then(**run)
     page = parts.page
